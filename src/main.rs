@@ -1,1 +1,403 @@
-fn main() {}
+// scx_vrq: loader of the BFS/VRQ virtual-deadline sched_ext scheduler.
+//
+// Checks the machine, turns the command line into the BPF scheduler's knobs and topology, loads and
+// attaches it, serves its statistics, and restarts it when the kernel asks (CPU hotplug). Every
+// scheduling decision is made in BPF (src/bpf/main.bpf.c, rules in src/bpf/policy.h).
+
+mod bpf_skel;
+pub use bpf_skel::*;
+pub mod bpf_intf;
+
+mod stats;
+
+use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Context;
+use anyhow::Result;
+use anyhow::bail;
+use clap::Parser;
+use clap::ValueEnum;
+use crossbeam::channel::RecvTimeoutError;
+use libbpf_rs::MapCore;
+use libbpf_rs::MapFlags;
+use libbpf_rs::OpenObject;
+use log::info;
+use log::warn;
+use scx_stats::prelude::*;
+use scx_utils::Topology;
+use scx_utils::UserExitInfo;
+use scx_utils::build_id;
+use scx_utils::compat;
+use scx_utils::libbpf_clap_opts::LibbpfOpts;
+use scx_utils::scx_ops_attach;
+use scx_utils::scx_ops_load;
+use scx_utils::scx_ops_open;
+use scx_utils::try_set_rlimit_infinity;
+use scx_utils::uei_exited;
+use scx_utils::uei_report;
+use stats::Metrics;
+
+const SCHEDULER_NAME: &str = "scx_vrq";
+const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
+const MAX_CPUS: usize = bpf_intf::vrq_consts_VRQ_MAX_CPUS as usize;
+/// sched_ext's watchdog for this scheduler (ops.timeout_ms in main.bpf.c): a runnable task that waits
+/// longer than this ejects the scheduler, so every wait bound must stay below it.
+const WATCHDOG_MS: u64 = 10_000;
+
+/// Which CPUs share one run queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum QueueMode {
+    /// One queue for all CPUs: BFS's global run queue.
+    Global,
+    /// One queue per last-level cache (VRQ/PDS-like); idle CPUs take from the others.
+    Llc,
+    /// One queue per CPU (MuQSS/PDS-like); idle CPUs take from the others.
+    Cpu,
+}
+
+impl QueueMode {
+    fn bpf_value(self) -> u32 {
+        match self {
+            QueueMode::Global => bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32,
+            QueueMode::Llc => bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32,
+            QueueMode::Cpu => bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            QueueMode::Global => "global",
+            QueueMode::Llc => "llc",
+            QueueMode::Cpu => "cpu",
+        }
+    }
+}
+
+/// scx_vrq: a BFS/VRQ-lineage virtual-deadline CPU scheduler for sched_ext.
+///
+/// Every task gets the same time slice (--rr-interval-ms); its virtual deadline is
+/// now + prio_ratio(nice) * rr_interval, with prio_ratio growing 10% per nice level, and the earliest
+/// deadline runs first. A waking task preempts the CPU running the latest deadline if its own is
+/// earlier. SCHED_IDLE tasks run only when no normal task waits (bounded by --idle-bound-ms);
+/// SCHED_BATCH tasks never preempt. Needs root and a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).
+#[derive(Debug, Parser)]
+#[command(version = None, disable_version_flag = true)]
+struct Opts {
+    /// Which CPUs share one run queue: global (BFS), llc (one per last-level cache) or cpu.
+    #[arg(long, value_enum, default_value_t = QueueMode::Llc)]
+    queue: QueueMode,
+
+    /// Time slice every task gets, in ms (BFS rr_interval, 1-1000). Nice changes only the deadline.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    rr_interval_ms: u64,
+
+    /// Longest round of one queue, in ms (10-5000): while queued tasks per CPU x rr_interval would
+    /// exceed it, the slice shrinks to fit (never below --min-slice-us), so thousands of runnable
+    /// tasks cannot hold one another past the sched_ext watchdog.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=5000))]
+    max_round_ms: u64,
+
+    /// Shortest slice when a queue is long, in µs (50-100000; at most rr_interval).
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000))]
+    min_slice_us: u64,
+
+    /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
+    /// (100-5000; stays well below the 10 s sched_ext watchdog).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]
+    idle_bound_ms: u64,
+
+    /// Print statistics every SECS seconds while the scheduler runs.
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    stats: Option<f64>,
+
+    /// Only print the statistics of an already running scx_vrq every SECS seconds (does not load).
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    monitor: Option<f64>,
+
+    /// Size of the debug dump printed when the scheduler exits with an error (0 = kernel default).
+    #[arg(long, default_value_t = 0)]
+    exit_dump_len: u32,
+
+    /// Verbose output, libbpf's included.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+
+    /// Print the version and exit.
+    #[arg(short = 'V', long)]
+    version: bool,
+
+    /// Describe every statistic and exit.
+    #[arg(long)]
+    help_stats: bool,
+
+    #[command(flatten, next_help_heading = "Libbpf Options")]
+    libbpf: LibbpfOpts,
+}
+
+fn parse_interval(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(0.1..=3600.0).contains(&v) {
+        return Err(format!("{v} is outside 0.1-3600 seconds"));
+    }
+    Ok(v)
+}
+
+/// One clear line for every way the machine can be unfit, before anything is touched.
+fn preflight() -> Result<()> {
+    if unsafe { libc::geteuid() } != 0 {
+        bail!("must be run as root (loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF)");
+    }
+    let state_path = format!("{SCX_SYSFS}/state");
+    let state = std::fs::read_to_string(&state_path).map_err(|_| {
+        anyhow::anyhow!(
+            "this kernel ({}) has no sched_ext: {state_path} is missing (needs CONFIG_SCHED_CLASS_EXT=y, Linux 6.12 or newer); the kernel's scheduler stays in charge",
+            kernel_release()
+        )
+    })?;
+    let state = state.trim();
+    if state != "disabled" {
+        let ops = std::fs::read_to_string(format!("{SCX_SYSFS}/root/ops")).unwrap_or_default();
+        let ops = ops.trim();
+        bail!(
+            "another sched_ext scheduler is {} ({}); stop it first",
+            state,
+            if ops.is_empty() { "unknown" } else { ops }
+        );
+    }
+    Ok(())
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Dense topology ids per CPU (core, LLC, package, node), as enum vrq_distance needs them.
+fn cpu_topology(topo: &Topology) -> Result<Vec<(usize, bpf_intf::vrq_cpu_topo)>> {
+    fn dense(map: &mut BTreeMap<(usize, usize), u32>, key: (usize, usize)) -> u32 {
+        let next = map.len() as u32;
+        *map.entry(key).or_insert(next)
+    }
+    let (mut cores, mut llcs, mut pkgs, mut nodes) =
+        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let mut out = Vec::new();
+    for cpu in topo.all_cpus.values() {
+        if cpu.id >= MAX_CPUS {
+            bail!("CPU {} is beyond the {} CPUs scx_vrq supports", cpu.id, MAX_CPUS);
+        }
+        out.push((
+            cpu.id,
+            bpf_intf::vrq_cpu_topo {
+                core: dense(&mut cores, (cpu.package_id, cpu.core_id)),
+                llc: dense(&mut llcs, (cpu.node_id, cpu.llc_id)),
+                pkg: dense(&mut pkgs, (cpu.package_id, 0)),
+                node: dense(&mut nodes, (cpu.node_id, 0)),
+            },
+        ));
+    }
+    Ok(out)
+}
+
+struct Scheduler<'a> {
+    skel: BpfSkel<'a>,
+    struct_ops: Option<libbpf_rs::Link>,
+    opts: &'a Opts,
+    stats_server: StatsServer<(), Metrics>,
+}
+
+impl<'a> Scheduler<'a> {
+    fn init(opts: &'a Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+        try_set_rlimit_infinity();
+        let topo = Topology::new().context("reading the CPU topology")?;
+        let cpus = cpu_topology(&topo)?;
+        let nr_cpus = cpus.iter().map(|(id, _)| id + 1).max().unwrap_or(1);
+
+        let mut builder = BpfSkelBuilder::default();
+        builder.obj_builder.debug(opts.verbose);
+        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let mut skel = scx_ops_open!(builder, open_object, vrq_ops, open_opts)?;
+
+        skel.struct_ops.vrq_ops_mut().exit_dump_len = opts.exit_dump_len;
+        // ENQ_LAST: a CPU's only runnable task comes back through enqueue when its slice ends, so it
+        // gets a new deadline and slice like any other task (see vrq_dispatch).
+        skel.struct_ops.vrq_ops_mut().flags = *compat::SCX_OPS_ENQ_LAST;
+
+        let rodata = skel.maps.rodata_data.as_mut().unwrap();
+        rodata.queue_mode = opts.queue.bpf_value();
+        rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
+        rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
+        rodata.max_round_ns = opts.max_round_ms * 1_000_000;
+        rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
+        rodata.nr_cpus = nr_cpus as u32;
+        for (id, t) in &cpus {
+            let slot = &mut rodata.cpu_topo[*id];
+            (slot.core, slot.llc, slot.pkg, slot.node) = (t.core, t.llc, t.pkg, t.node);
+        }
+
+        info!(
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms, {} CPUs",
+            SCHEDULER_NAME,
+            build_id::full_version(env!("CARGO_PKG_VERSION")),
+            kernel_release(),
+            opts.queue.name(),
+            opts.rr_interval_ms,
+            opts.max_round_ms,
+            opts.min_slice_us,
+            opts.idle_bound_ms,
+            cpus.len()
+        );
+
+        let mut skel = scx_ops_load!(skel, vrq_ops, uei)?;
+        let struct_ops = Some(scx_ops_attach!(skel, vrq_ops)?);
+        let stats_server = StatsServer::new(stats::server_data()).launch()?;
+        info!("scheduler attached (sched_ext ops \"vrq\")");
+
+        Ok(Self { skel, struct_ops, opts, stats_server })
+    }
+
+    fn metrics(&self) -> Metrics {
+        let mut sums = vec![0u64; bpf_intf::vrq_stat_VRQ_NR_STATS as usize];
+        let key = 0u32.to_ne_bytes();
+        if let Ok(Some(per_cpu)) = self.skel.maps.stats.lookup_percpu(&key, MapFlags::ANY) {
+            for slot in per_cpu {
+                for (i, chunk) in slot.chunks_exact(8).enumerate().take(sums.len()) {
+                    sums[i] = sums[i].wrapping_add(u64::from_ne_bytes(chunk.try_into().unwrap()));
+                }
+            }
+        }
+        let mut m = Metrics::from_counters(&sums);
+        let bss = self.skel.maps.bss_data.as_ref().unwrap();
+        let nr_queues = bss.nr_queues as usize;
+        m.queue_mode = self.opts.queue.name().into();
+        m.nr_queues = nr_queues as u64;
+        for q in bss.queues.iter().take(nr_queues) {
+            m.nr_queued += q.nr_queued;
+            m.max_queued = m.max_queued.max(q.max_queued);
+        }
+        m
+    }
+
+    fn exited(&mut self) -> bool {
+        uei_exited!(&self.skel, uei)
+    }
+
+    fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<UserExitInfo> {
+        let (res_ch, req_ch) = self.stats_server.channels();
+        while !shutdown.load(Ordering::Relaxed) && !self.exited() {
+            match req_ch.recv_timeout(Duration::from_millis(250)) {
+                Ok(()) => res_ch.send(self.metrics())?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(e) => Err(e)?,
+            }
+        }
+        let _ = self.struct_ops.take();
+        uei_report!(&self.skel, uei)
+    }
+}
+
+impl Drop for Scheduler<'_> {
+    fn drop(&mut self) {
+        info!("unregistered {SCHEDULER_NAME}; the kernel's scheduler is in charge");
+    }
+}
+
+fn init_log(verbose: bool) -> Result<()> {
+    let mut cfg = simplelog::ConfigBuilder::new();
+    let _ = cfg.set_time_offset_to_local();
+    cfg.set_time_level(simplelog::LevelFilter::Error)
+        .set_location_level(simplelog::LevelFilter::Off)
+        .set_target_level(simplelog::LevelFilter::Off)
+        .set_thread_level(simplelog::LevelFilter::Off);
+    simplelog::TermLogger::init(
+        if verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info },
+        cfg.build(),
+        simplelog::TerminalMode::Stderr,
+        simplelog::ColorChoice::Auto,
+    )?;
+    Ok(())
+}
+
+/// Parse the command line; a bad flag is one line on stderr and exit status 2.
+fn parse_opts() -> Opts {
+    match Opts::try_parse() {
+        Ok(o) => o,
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
+            _ => {
+                let rendered = e.render().to_string();
+                let first = rendered
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("invalid arguments")
+                    .trim_start_matches("error: ");
+                eprintln!("{SCHEDULER_NAME}: {first} (see --help)");
+                std::process::exit(2);
+            }
+        },
+    }
+}
+
+fn run(opts: &Opts) -> Result<()> {
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let shutdown_clone = shutdown.clone();
+    ctrlc::set_handler(move || shutdown_clone.store(true, Ordering::Relaxed))
+        .context("installing the SIGINT/SIGTERM handler")?;
+
+    if let Some(intv) = opts.monitor.or(opts.stats) {
+        let shutdown_copy = shutdown.clone();
+        let jh = std::thread::spawn(move || {
+            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), shutdown_copy) {
+                warn!("stats monitor stopped: {e}");
+            }
+        });
+        if opts.monitor.is_some() {
+            let _ = jh.join();
+            return Ok(());
+        }
+    }
+
+    preflight()?;
+    let mut open_object = MaybeUninit::uninit();
+    loop {
+        let mut sched = Scheduler::init(opts, &mut open_object)?;
+        let exit = sched.run(shutdown.clone())?;
+        if exit.should_restart() && !shutdown.load(Ordering::Relaxed) {
+            info!("the kernel asked for a restart (CPU hotplug); reloading");
+            continue;
+        }
+        break;
+    }
+    Ok(())
+}
+
+fn main() {
+    let opts = parse_opts();
+    if opts.version {
+        println!("{} {}", SCHEDULER_NAME, build_id::full_version(env!("CARGO_PKG_VERSION")));
+        return;
+    }
+    if opts.help_stats {
+        let _ = stats::server_data().describe_meta(&mut std::io::stdout(), None);
+        return;
+    }
+    if opts.min_slice_us > opts.rr_interval_ms * 1000 {
+        eprintln!(
+            "{SCHEDULER_NAME}: --min-slice-us {} is longer than --rr-interval-ms {} (see --help)",
+            opts.min_slice_us, opts.rr_interval_ms
+        );
+        std::process::exit(2);
+    }
+    debug_assert!(opts.idle_bound_ms < WATCHDOG_MS && opts.max_round_ms < WATCHDOG_MS);
+    if let Err(e) = init_log(opts.verbose) {
+        eprintln!("{SCHEDULER_NAME}: cannot set up logging: {e}");
+    }
+    if let Err(e) = run(&opts) {
+        eprintln!("{SCHEDULER_NAME}: error: {:#}", e);
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq: definitions shared by the BPF scheduler (main.bpf.c), the pure policy (policy.h), the host
+ * tests and the Rust loader (through bindgen). No logic here: constants, enums and layouts only.
+ */
+#ifndef __VRQ_INTF_H
+#define __VRQ_INTF_H
+
+#ifndef __VMLINUX_H__
+#ifdef __KERNEL__
+#error "intf.h: include vmlinux.h first"
+#endif
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef signed char s8;
+typedef signed short s16;
+typedef signed int s32;
+typedef signed long long s64;
+#endif
+
+enum vrq_consts {
+	VRQ_MAX_CPUS		= 256,	/* CPUs the scheduler handles (ids above are refused at load) */
+	VRQ_MAX_QUEUES		= VRQ_MAX_CPUS,	/* one queue per CPU at most (--queue cpu) */
+	VRQ_NSEC_PER_USEC	= 1000,
+	VRQ_NSEC_PER_MSEC	= 1000000,
+};
+
+/* --queue: which CPUs share one run queue (a vtime-ordered DSQ). */
+enum vrq_queue_mode {
+	VRQ_QUEUE_GLOBAL	= 0,	/* one queue for every CPU: BFS's grq */
+	VRQ_QUEUE_LLC		= 1,	/* one queue per last-level cache: VRQ/PDS-like */
+	VRQ_QUEUE_CPU		= 2,	/* one queue per CPU: MuQSS/PDS-like */
+};
+
+/*
+ * Topological distance between two CPUs, also the CPU-selection order (seed 001, best_mask_cpu):
+ * the previous CPU, its SMT sibling, a CPU sharing its LLC, the same package, the same node, any.
+ */
+enum vrq_distance {
+	VRQ_DIST_SAME	= 0,
+	VRQ_DIST_SMT	= 1,
+	VRQ_DIST_LLC	= 2,
+	VRQ_DIST_PKG	= 3,
+	VRQ_DIST_NODE	= 4,
+	VRQ_DIST_ANY	= 5,
+	VRQ_NR_DIST	= 6,
+};
+
+/*
+ * Counters, one per-CPU array slot each, summed by the loader. Every scheduling path counts itself so
+ * that the stats explain what the scheduler did (seed 000's method).
+ */
+enum vrq_stat {
+	/* dispatch: where the next task came from */
+	VRQ_STAT_DISPATCH_LOCAL,	/* from this CPU's own queue */
+	VRQ_STAT_DISPATCH_STEAL,	/* from another queue, found by a lockless peek */
+	VRQ_STAT_STEAL_FAIL,		/* a peeked task was gone (or not movable) when we tried to take it */
+	VRQ_STAT_PEEK,			/* lockless reads of another queue's head */
+	VRQ_STAT_KEEP_LAST,		/* the only runnable task stays on its CPU with a new slice */
+	/* why a CPU found nothing to run (seed 000's sched_goidle breakdown) */
+	VRQ_STAT_GOIDLE_IDLE,		/* it was idle and stays idle: a wasted wake-up */
+	VRQ_STAT_GOIDLE_BLOCKED,	/* the previous task blocked */
+	VRQ_STAT_GOIDLE_NEEDOTHER,	/* the previous task is runnable but may not stay on this CPU */
+	/* wake-up CPU selection, by distance from the previous CPU */
+	VRQ_STAT_SEL_PREV,
+	VRQ_STAT_SEL_SMT,
+	VRQ_STAT_SEL_LLC,
+	VRQ_STAT_SEL_PKG,
+	VRQ_STAT_SEL_NODE,
+	VRQ_STAT_SEL_ANY,
+	VRQ_STAT_SEL_BUSY,		/* no idle CPU allowed: queued, then try_preempt */
+	/* enqueue and preemption */
+	VRQ_STAT_ENQUEUE,
+	VRQ_STAT_NEW_DEADLINE,		/* slice used up or deadline expired: new deadline from now */
+	VRQ_STAT_PREEMPT_KICK,		/* woke with an earlier priodl than the latest running one */
+	VRQ_STAT_IDLE_KICK,		/* an idle CPU kicked because a task was queued for it */
+	VRQ_STAT_BATCH_NO_PREEMPT,	/* SCHED_BATCH / sync wake-up that did not preempt */
+	VRQ_STAT_IDLE_BOUND,		/* a SCHED_IDLE task run because it waited past --idle-bound-ms */
+	VRQ_STAT_SLICE_SHRUNK,		/* slice shortened because the queue is long (--max-round-ms) */
+	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
+	VRQ_NR_STATS,
+};
+
+
+/* Topology of one CPU as dense ids (the loader numbers cores, LLCs, packages and nodes from 0). */
+struct vrq_cpu_topo {
+	u32 core;
+	u32 llc;
+	u32 pkg;
+	u32 node;
+};
+
+/* The per-CPU counter block (one slot of the `stats` per-CPU array). */
+struct vrq_stats {
+	u64 counters[VRQ_NR_STATS];
+};
+
+/* Per-queue state, read by the loader for queue-depth stats. */
+struct vrq_queue {
+	u64 niffies;		/* this queue's own monotonic clock (RQ niffies) */
+	u64 idle_scan_at;	/* last time this queue was searched for starved SCHED_IDLE tasks */
+	u64 nr_queued;		/* depth seen at the last dispatch from it */
+	u64 max_queued;		/* deepest it has been */
+};
+
+#endif /* __VRQ_INTF_H */

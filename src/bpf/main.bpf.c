@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq: a BFS/VRQ-lineage virtual-deadline scheduler for sched_ext.
+ *
+ * Tasks wait in vtime-ordered dispatch queues keyed by priodl (priority over virtual deadline); the
+ * earliest deadline runs first. --queue chooses which CPUs share one queue: all of them (BFS's global
+ * run queue), those of one LLC, or each CPU alone (VRQ/PDS). A CPU looking for work reads the heads of
+ * the other queues without their locks and locks only the one it takes from (seed 004's
+ * read-then-upgrade). Each queue keeps its own clock (RQ niffies, seed 001).
+ *
+ * The rules themselves (deadline, priodl, slice, distances) live in policy.h; this file wires them to
+ * the sched_ext callbacks and counts every path in the `stats` map.
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "policy.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+/* Knobs, set by the loader before load (see src/main.rs for their flags and defaults). */
+const volatile u32 queue_mode = VRQ_QUEUE_LLC;
+const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
+const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
+const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
+const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
+const volatile u32 nr_cpus = 1;
+const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
+
+/* Derived at init from the knobs and the topology. */
+u32 cpu_queue[VRQ_MAX_CPUS];
+u32 queue_rep_cpu[VRQ_MAX_QUEUES];	/* a CPU of each queue, for its distance to others */
+u32 queue_nr_cpus[VRQ_MAX_QUEUES];
+u32 nr_queues;
+
+struct vrq_queue queues[VRQ_MAX_QUEUES];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct vrq_stats);
+} stats SEC(".maps");
+
+/* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
+struct cpu_ctx {
+	u64 running_priodl;			/* priodl of the task running here; 0 when none */
+	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
+	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
+	struct bpf_cpumask __kptr *pkg;		/* ... within VRQ_DIST_PKG */
+	struct bpf_cpumask __kptr *node;	/* ... within VRQ_DIST_NODE */
+	struct bpf_cpumask __kptr *tmp;		/* scratch, used only by this CPU */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VRQ_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+} cpu_ctxs SEC(".maps");
+
+struct task_ctx {
+	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
+	s64 time_slice;		/* what is left of the current slice (ns) */
+	u64 last_charged;	/* when run time was last charged to time_slice */
+	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits) */
+	u32 queue;		/* the queue whose clock `deadline` is on */
+	u8 sync_wakeup;		/* set by select_cpu for enqueue */
+	u8 idle_selected;	/* select_cpu claimed an idle CPU for it */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
+
+#define VRQ_NO_QUEUE ((u32)-1)
+
+static __always_inline void stat_inc(u32 idx)
+{
+	u32 zero = 0;
+	struct vrq_stats *st = bpf_map_lookup_elem(&stats, &zero);
+
+	if (st && idx < VRQ_NR_STATS)
+		st->counters[idx]++;
+}
+
+static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
+}
+
+static __always_inline struct cpu_ctx *cpu_ctx_of(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctxs, &key);
+}
+
+/*
+ * Array indexes are masked as well as range-checked: the verifier tracks a mask through the compiler's
+ * transformations where it can lose a plain comparison. VRQ_MAX_CPUS is a power of two.
+ */
+#define CPU_IDX(cpu) ((u32)(cpu) & (VRQ_MAX_CPUS - 1))
+#define QUEUE_IDX(q) ((u32)(q) & (VRQ_MAX_QUEUES - 1))
+
+static __always_inline u32 queue_of_cpu(s32 cpu)
+{
+	return cpu_queue[CPU_IDX(cpu)];
+}
+
+static __always_inline struct vrq_queue *queue_state(u32 q)
+{
+	return &queues[QUEUE_IDX(q)];
+}
+
+static __always_inline const struct vrq_cpu_topo *topo_of(u32 cpu)
+{
+	return (const struct vrq_cpu_topo *)&cpu_topo[CPU_IDX(cpu)];
+}
+
+/* Advance a queue's clock to now and return it. */
+static __always_inline u64 queue_niffies(u32 q)
+{
+	struct vrq_queue *vq = queue_state(q);
+
+	vq->niffies = vrq_niffies_advance(vq->niffies, scx_bpf_now());
+	return vq->niffies;
+}
+
+static __always_inline s32 task_nice(const struct task_struct *p)
+{
+	return (s32)p->static_prio - 120;
+}
+
+static __always_inline u64 task_priodl(const struct task_struct *p, const struct task_ctx *tctx)
+{
+	return vrq_priodl(vrq_task_prio(p->policy, !!(p->flags & PF_EXITING)), tctx->deadline);
+}
+
+/* Charge the run time since the last charge to the task's slice. */
+static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
+{
+	if ((s64)(now - tctx->last_charged) > 0)
+		tctx->time_slice -= (s64)(now - tctx->last_charged);
+	tctx->last_charged = now;
+}
+
+/*
+ * Bring a task's deadline onto queue @q's clock and renew it if its slice is used up or its deadline
+ * has passed (BFS: a new deadline from now; a task that slept keeps an unexpired one). Idempotent.
+ */
+static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q)
+{
+	u64 niffies = queue_niffies(q);
+	u64 slice;
+
+	if (tctx->queue != q) {
+		if (tctx->queue != VRQ_NO_QUEUE) {
+			struct vrq_queue *src = queue_state(tctx->queue);
+
+			tctx->deadline = vrq_rebase_deadline(tctx->deadline, src->niffies, niffies);
+			stat_inc(VRQ_STAT_NIFFIES_REBASE);
+		}
+		tctx->queue = q;
+	}
+
+	slice = vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns,
+				    scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)]);
+	if (vrq_slice_expired(tctx->time_slice) || vrq_deadline_expired(tctx->deadline, niffies)) {
+		if (slice < rr_interval_ns)
+			stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		tctx->time_slice = slice;
+		tctx->deadline = vrq_deadline(niffies, task_nice(p), slice);
+		stat_inc(VRQ_STAT_NEW_DEADLINE);
+	} else if (tctx->time_slice > (s64)slice) {
+		/* the queue grew long: do not let a stale long slice hold up the round */
+		tctx->time_slice = slice;
+		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	}
+}
+
+static const struct cpumask *level_mask(struct cpu_ctx *cctx, u32 level)
+{
+	struct bpf_cpumask *m;
+
+	switch (level) {
+	case VRQ_DIST_SMT:
+		m = cctx->smt;
+		break;
+	case VRQ_DIST_LLC:
+		m = cctx->llc;
+		break;
+	case VRQ_DIST_PKG:
+		m = cctx->pkg;
+		break;
+	case VRQ_DIST_NODE:
+		m = cctx->node;
+		break;
+	default:
+		m = NULL;
+	}
+	return (const struct cpumask *)m;
+}
+
+/*
+ * Find and claim an idle CPU for @p, nearest to @prev_cpu first, in the order of seed 001 (enum
+ * vrq_distance): the previous CPU, its SMT sibling, its LLC, its package, its node, any allowed CPU.
+ * Returns the CPU and sets *level, or -1 when every allowed CPU is busy.
+ */
+static s32 pick_idle_cpu(struct task_struct *p, s32 prev_cpu, u32 *level)
+{
+	struct cpu_ctx *prev_ctx, *this_ctx;
+	struct bpf_cpumask *tmp;
+	u32 lvl;
+	s32 cpu;
+
+	if (bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
+		*level = VRQ_DIST_SAME;
+		return prev_cpu;
+	}
+	if (p->nr_cpus_allowed == 1)
+		return -1;
+
+	prev_ctx = cpu_ctx_of(prev_cpu);
+	this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
+	if (prev_ctx && this_ctx && (tmp = this_ctx->tmp)) {
+		bpf_for(lvl, VRQ_DIST_SMT, VRQ_DIST_ANY) {
+			const struct cpumask *m = level_mask(prev_ctx, lvl);
+
+			if (!m)
+				continue;
+			bpf_cpumask_and(tmp, m, p->cpus_ptr);
+			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)tmp, 0);
+			if (cpu >= 0) {
+				*level = lvl;
+				return cpu;
+			}
+		}
+	}
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (cpu >= 0)
+		*level = VRQ_DIST_ANY;
+	return cpu;
+}
+
+s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	struct task_ctx *tctx = task_ctx_of(p);
+	u32 level = VRQ_DIST_ANY;
+	s32 cpu;
+
+	if (!tctx)
+		return prev_cpu;
+	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
+	cpu = pick_idle_cpu(p, prev_cpu, &level);
+	if (cpu >= 0) {
+		/*
+		 * The claimed idle CPU gets the task on its run queue, and the kernel reschedules an idle
+		 * CPU when a task arrives there: no explicit kick, so no idle->idle reschedule.
+		 */
+		tctx->idle_selected = 1;
+		stat_inc(VRQ_STAT_SEL_PREV + level);
+		return cpu;
+	}
+	tctx->idle_selected = 0;
+	stat_inc(VRQ_STAT_SEL_BUSY);
+	return prev_cpu;
+}
+
+/*
+ * A task was queued and no idle CPU was claimed for it. First wake an idle CPU that may run it (it
+ * will find the task by scanning the queues); else, on a wake-up, BFS try_preempt: preempt the allowed
+ * CPU running the largest priodl if the waking task's is smaller.
+ */
+static void find_cpu_for(struct task_struct *p, struct task_ctx *tctx, u64 priodl, bool wakeup)
+{
+	u64 worst_priodl = 0;
+	s32 worst_cpu = -1;
+	u32 cpu;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		struct cpu_ctx *cctx;
+
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			stat_inc(VRQ_STAT_IDLE_KICK);
+			return;
+		}
+		cctx = cpu_ctx_of(cpu);
+		if (cctx && cctx->running_priodl > worst_priodl) {
+			worst_priodl = cctx->running_priodl;
+			worst_cpu = cpu;
+		}
+	}
+	if (!wakeup)
+		return;
+	if (!vrq_may_preempt(p->policy, tctx->sync_wakeup)) {
+		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
+		return;
+	}
+	if (worst_cpu >= 0 && vrq_should_preempt(priodl, worst_priodl)) {
+		scx_bpf_kick_cpu(worst_cpu, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_PREEMPT_KICK);
+	}
+}
+
+void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = task_ctx_of(p);
+	s32 cpu = scx_bpf_task_cpu(p);
+	u32 q = queue_of_cpu(cpu);
+	bool idle_selected;
+	u64 priodl;
+
+	if (!tctx) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, rr_interval_ns, enq_flags);
+		return;
+	}
+	stat_inc(VRQ_STAT_ENQUEUE);
+	refresh_deadline(p, tctx, q);
+	priodl = task_priodl(p, tctx);
+	tctx->enq_at = scx_bpf_now();
+	idle_selected = tctx->idle_selected;
+	tctx->idle_selected = 0;
+
+	/*
+	 * The CPU found nothing better than this task, which it just ran (dispatch compared their
+	 * priodl): keep it there with its renewed slice.
+	 */
+	if (enq_flags & SCX_ENQ_LAST) {
+		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+		if (cctx)
+			cctx->running_priodl = priodl;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
+		stat_inc(VRQ_STAT_KEEP_LAST);
+		return;
+	}
+
+	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
+	if (!idle_selected)
+		find_cpu_for(p, tctx, priodl, enq_flags & SCX_ENQ_WAKEUP);
+}
+
+/*
+ * SCHED_IDLE tasks wait behind every normal task, but never long enough to trip the sched_ext
+ * watchdog: every quarter of --idle-bound-ms this CPU looks at the tail of its own queue (where idle
+ * tasks sort) and runs one that has waited longer than the bound.
+ */
+static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
+{
+	struct vrq_queue *vq = queue_state(q);
+	struct task_struct *p;
+
+	if (now - vq->idle_scan_at < idle_bound_ns / 4)
+		return false;
+	vq->idle_scan_at = now;
+
+	bpf_for_each(scx_dsq, p, q, SCX_DSQ_ITER_REV) {
+		struct task_ctx *tctx;
+
+		if (vrq_task_prio(p->policy, !!(p->flags & PF_EXITING)) != VRQ_PRIO_IDLE)
+			break;	/* reached the normal tasks: no idle task is left behind them */
+		tctx = task_ctx_of(p);
+		if (!tctx || now - tctx->enq_at < idle_bound_ns)
+			continue;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			stat_inc(VRQ_STAT_IDLE_BOUND);
+			return true;
+		}
+	}
+	return false;
+}
+
+void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u32 own = queue_of_cpu(cpu), q, best_q = VRQ_NO_QUEUE, best_dist = VRQ_NR_DIST;
+	u64 best_priodl = 0, now = scx_bpf_now();
+	struct task_struct *head;
+	bool prev_runnable;
+
+	if ((u32)cpu >= VRQ_MAX_CPUS)
+		return;
+
+	if (dispatch_starved_idle(cpu, own, now))
+		return;
+
+	/*
+	 * Earliest priodl among the queue heads this CPU may run, read without taking any queue lock;
+	 * ties go to the nearest queue (the search follows the cache-locality order of enum vrq_distance).
+	 */
+	bpf_for(q, 0, nr_queues) {
+		u32 dist, rep;
+		u64 key;
+
+		if (q != own)
+			stat_inc(VRQ_STAT_PEEK);
+		head = __COMPAT_scx_bpf_dsq_peek(q);
+		if (!head || !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
+			continue;
+		key = head->scx.dsq_vtime;
+		rep = queue_rep_cpu[QUEUE_IDX(q)];
+		dist = vrq_cpu_distance(cpu, topo_of(cpu), rep, topo_of(rep));
+		if (best_q == VRQ_NO_QUEUE || key < best_priodl || (key == best_priodl && dist < best_dist)) {
+			best_q = q;
+			best_priodl = key;
+			best_dist = dist;
+		}
+	}
+
+	/*
+	 * The task that just ran is not in any queue yet: it competes with the heads by its own
+	 * (renewed, if its slice is used up) priodl. If it wins, dispatch nothing; the kernel then hands
+	 * it back through enqueue(SCX_ENQ_LAST), which keeps it on this CPU.
+	 */
+	prev_runnable = prev && (prev->scx.flags & SCX_TASK_QUEUED);
+	if (prev_runnable && bpf_cpumask_test_cpu(cpu, prev->cpus_ptr)) {
+		struct task_ctx *pctx = task_ctx_of(prev);
+
+		if (pctx) {
+			refresh_deadline(prev, pctx, own);
+			if (best_q == VRQ_NO_QUEUE || task_priodl(prev, pctx) <= best_priodl)
+				return;
+		}
+	}
+
+	if (best_q != VRQ_NO_QUEUE) {
+		struct vrq_queue *vq = queue_state(best_q);
+		u64 depth = scx_bpf_dsq_nr_queued(best_q);
+
+		vq->nr_queued = depth;
+		if (depth > vq->max_queued)
+			vq->max_queued = depth;
+		/* the upgrade: only now take the chosen queue's lock, to move its first runnable task here */
+		if (scx_bpf_dsq_move_to_local(best_q, 0)) {
+			stat_inc(best_q == own ? VRQ_STAT_DISPATCH_LOCAL : VRQ_STAT_DISPATCH_STEAL);
+			return;
+		}
+		if (best_q != own) {
+			stat_inc(VRQ_STAT_STEAL_FAIL);
+			if (scx_bpf_dsq_move_to_local(own, 0)) {
+				stat_inc(VRQ_STAT_DISPATCH_LOCAL);
+				return;
+			}
+		}
+	}
+
+	/* Nothing to run here: say why (seed 000's sched_goidle breakdown). */
+	if (!prev)
+		stat_inc(VRQ_STAT_GOIDLE_IDLE);
+	else if (!prev_runnable)
+		stat_inc(VRQ_STAT_GOIDLE_BLOCKED);
+	else if (!bpf_cpumask_test_cpu(cpu, prev->cpus_ptr))
+		stat_inc(VRQ_STAT_GOIDLE_NEEDOTHER);
+}
+
+void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
+{
+	struct task_ctx *tctx = task_ctx_of(p);
+	struct cpu_ctx *cctx = cpu_ctx_of(scx_bpf_task_cpu(p));
+	u32 q = queue_of_cpu(scx_bpf_task_cpu(p));
+
+	if (!tctx)
+		return;
+	/* a task taken from another queue now lives on this CPU's clock */
+	if (tctx->queue != q)
+		refresh_deadline(p, tctx, q);
+	tctx->last_charged = scx_bpf_now();
+	if (cctx)
+		cctx->running_priodl = task_priodl(p, tctx);
+}
+
+void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
+{
+	struct task_ctx *tctx = task_ctx_of(p);
+
+	queue_niffies(queue_of_cpu(scx_bpf_task_cpu(p)));
+	if (tctx)
+		charge_slice(tctx, scx_bpf_now());
+}
+
+void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
+{
+	struct task_ctx *tctx = task_ctx_of(p);
+	struct cpu_ctx *cctx = cpu_ctx_of(scx_bpf_task_cpu(p));
+
+	if (tctx)
+		charge_slice(tctx, scx_bpf_now());
+	if (cctx)
+		cctx->running_priodl = 0;
+}
+
+s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	/* a new task starts with a used-up slice: its first enqueue gives it a deadline from now */
+	tctx->time_slice = 0;
+	tctx->deadline = 0;
+	tctx->queue = VRQ_NO_QUEUE;
+	return 0;
+}
+
+/* Build a cpumask of the CPUs within @level of @cpu and store it in *@slot. */
+static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot)
+{
+	struct bpf_cpumask *mask, *old;
+	u32 other;
+
+	mask = bpf_cpumask_create();
+	if (!mask)
+		return -ENOMEM;
+	bpf_for(other, 0, nr_cpus) {
+		if (other >= VRQ_MAX_CPUS || cpu >= VRQ_MAX_CPUS)
+			break;
+		if (level == VRQ_NR_DIST ||
+		    vrq_cpu_distance(cpu, topo_of(cpu), other, topo_of(other)) <= level)
+			bpf_cpumask_set_cpu(other, mask);
+	}
+	old = bpf_kptr_xchg(slot, mask);
+	if (old)
+		bpf_cpumask_release(old);
+	return 0;
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
+{
+	u32 cpu, q;
+	s32 err;
+
+	if (nr_cpus > VRQ_MAX_CPUS || nr_cpus > scx_bpf_nr_cpu_ids()) {
+		scx_bpf_error("nr_cpus %u out of range", nr_cpus);
+		return -EINVAL;
+	}
+
+	/* Which queue each CPU uses; queue ids are dense from 0 (the loader numbers LLCs densely). */
+	nr_queues = 0;
+	bpf_for(cpu, 0, nr_cpus) {
+		if (cpu >= VRQ_MAX_CPUS)
+			break;
+		q = vrq_queue_of(queue_mode, cpu, topo_of(cpu));
+		if (q >= VRQ_MAX_QUEUES) {
+			scx_bpf_error("CPU %u maps to queue %u, out of range", cpu, q);
+			return -EINVAL;
+		}
+		cpu_queue[CPU_IDX(cpu)] = q;
+		if (!queue_nr_cpus[QUEUE_IDX(q)])
+			queue_rep_cpu[QUEUE_IDX(q)] = cpu;
+		queue_nr_cpus[QUEUE_IDX(q)]++;
+		if (q + 1 > nr_queues)
+			nr_queues = q + 1;
+	}
+
+	bpf_for(q, 0, nr_queues) {
+		err = scx_bpf_create_dsq(q, -1);
+		if (err) {
+			scx_bpf_error("failed to create queue %u: %d", q, err);
+			return err;
+		}
+	}
+
+	bpf_for(cpu, 0, nr_cpus) {
+		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+		if (!cctx)
+			return -ENOENT;
+		if ((err = build_level_mask(cpu, VRQ_DIST_SMT, &cctx->smt)) ||
+		    (err = build_level_mask(cpu, VRQ_DIST_LLC, &cctx->llc)) ||
+		    (err = build_level_mask(cpu, VRQ_DIST_PKG, &cctx->pkg)) ||
+		    (err = build_level_mask(cpu, VRQ_DIST_NODE, &cctx->node)) ||
+		    (err = build_level_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
+			return err;
+	}
+	return 0;
+}
+
+void BPF_STRUCT_OPS(vrq_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(vrq_ops,
+	       .select_cpu	= (void *)vrq_select_cpu,
+	       .enqueue		= (void *)vrq_enqueue,
+	       .dispatch	= (void *)vrq_dispatch,
+	       .running		= (void *)vrq_running,
+	       .tick		= (void *)vrq_tick,
+	       .stopping	= (void *)vrq_stopping,
+	       .init_task	= (void *)vrq_init_task,
+	       .init		= (void *)vrq_init,
+	       .exit		= (void *)vrq_exit,
+	       .timeout_ms	= 10000,
+	       .name		= "vrq");

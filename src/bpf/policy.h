@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq policy: every scheduling rule as a small pure function, compiled both into the BPF scheduler
+ * and into the host tests (tests/policy_test.c), so the code that is tested is the code that runs.
+ *
+ * Where to find what:
+ *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline()
+ *   - priodl .......................... vrq_priodl()
+ *   - task priority classes ........... vrq_task_prio()
+ *   - slice under long queues ......... vrq_effective_slice()
+ *   - CPU-selection / locality order .. vrq_cpu_distance(), enum vrq_distance in intf.h
+ *   - run-queue sharing ............... vrq_queue_of()
+ *   - niffies carry-over .............. vrq_rebase_deadline()
+ */
+#ifndef __VRQ_POLICY_H
+#define __VRQ_POLICY_H
+
+#include "intf.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/*
+ * Priorities, BFS numbering (lower runs first). sched_ext only sees SCHED_NORMAL/BATCH/IDLE tasks
+ * (real-time tasks belong to a higher kernel class), so only these are used.
+ */
+enum vrq_prio {
+	VRQ_PRIO_NORMAL	= 101,	/* SCHED_NORMAL and SCHED_BATCH */
+	VRQ_PRIO_IDLE	= 102,	/* SCHED_IDLE: after every normal task */
+};
+
+enum vrq_policy {		/* the kernel's values of task_struct::policy */
+	VRQ_SCHED_NORMAL	= 0,
+	VRQ_SCHED_BATCH		= 3,
+	VRQ_SCHED_IDLE		= 5,
+};
+
+enum vrq_policy_consts {
+	VRQ_NICE_MIN		= -20,
+	VRQ_NICE_MAX		= 19,
+	VRQ_PRIO_RATIO_BASE	= 128,	/* prio_ratio(nice -20); one rr_interval of deadline offset */
+	VRQ_PRIODL_PRIO_SHIFT	= 56,
+	VRQ_PRIODL_DL_SHIFT	= 8,
+};
+
+/*
+ * BFS prio_ratios: 128 at nice -20, each next nice level 10% more (integer arithmetic as BFS does),
+ * 836 at nice 0, 5089 at nice 19. Out-of-range nice values are clamped.
+ */
+static __always_inline u64 vrq_prio_ratio(s32 nice)
+{
+	u64 ratio = VRQ_PRIO_RATIO_BASE;
+	s32 level, i;
+
+	if (nice < VRQ_NICE_MIN)
+		nice = VRQ_NICE_MIN;
+	if (nice > VRQ_NICE_MAX)
+		nice = VRQ_NICE_MAX;
+	level = nice - VRQ_NICE_MIN;
+	for (i = 0; i < VRQ_NICE_MAX - VRQ_NICE_MIN; i++) {
+		if (i >= level)
+			break;
+		ratio = ratio * 11 / 10;
+	}
+	return ratio;
+}
+
+/*
+ * The virtual deadline (BFS): deadline = niffies + prio_ratio(nice) * slice / 128. Nice changes only
+ * this offset; every task gets the same slice. @slice_ns is rr_interval, or the shortened slice used
+ * while a queue is very long (vrq_effective_slice), so that nice keeps the same relative effect.
+ */
+static __always_inline u64 vrq_deadline(u64 niffies, s32 nice, u64 slice_ns)
+{
+	return niffies + vrq_prio_ratio(nice) * slice_ns / VRQ_PRIO_RATIO_BASE;
+}
+
+/*
+ * priodl (VRQ): 8-bit priority over the top 56 bits of the deadline in one u64, so one unsigned
+ * compare orders (priority, deadline). It is also the DSQ vtime key: all keys of live tasks lie within
+ * 2^58 of each other, far inside the 2^63 window in which the kernel's vtime comparison is exact.
+ */
+static __always_inline u64 vrq_priodl(u32 prio, u64 deadline)
+{
+	return ((u64)(prio & 0xff) << VRQ_PRIODL_PRIO_SHIFT) | (deadline >> VRQ_PRIODL_DL_SHIFT);
+}
+
+static __always_inline u32 vrq_priodl_prio(u64 priodl)
+{
+	return (u32)(priodl >> VRQ_PRIODL_PRIO_SHIFT);
+}
+
+/*
+ * SCHED_IDLE runs after every normal task, except while it holds resources others may wait on (it is
+ * exiting): then it runs as normal, as BFS's idleprio does.
+ */
+static __always_inline u32 vrq_task_prio(u32 policy, int exiting)
+{
+	if (policy == VRQ_SCHED_IDLE && !exiting)
+		return VRQ_PRIO_IDLE;
+	return VRQ_PRIO_NORMAL;
+}
+
+/* BFS: SCHED_BATCH never preempts on wake-up; neither does a sync wake-up (the waker is about to sleep). */
+static __always_inline int vrq_may_preempt(u32 policy, int sync_wakeup)
+{
+	return policy != VRQ_SCHED_BATCH && !sync_wakeup;
+}
+
+/*
+ * BFS try_preempt: preempt the CPU running the largest priodl, only if the waking task's is smaller.
+ * @running_priodl is 0 for an idle CPU (handled by the idle path, never preempted).
+ */
+static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_priodl)
+{
+	return running_priodl && waking_priodl < running_priodl;
+}
+
+/*
+ * Slice under long queues. A fixed rr_interval makes one round of the queue last
+ * nr_queued_per_cpu * rr_interval: 10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext
+ * watchdog. While a round would exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu,
+ * never below @min_slice_ns. Short queues (the normal case) keep rr_interval exactly.
+ */
+static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns,
+						u64 nr_queued, u64 nr_cpus_serving)
+{
+	u64 per_cpu, slice;
+
+	if (!nr_cpus_serving)
+		nr_cpus_serving = 1;
+	per_cpu = nr_queued / nr_cpus_serving;
+	if (!per_cpu || per_cpu * rr_ns <= max_round_ns)
+		return rr_ns;
+	slice = max_round_ns / per_cpu;
+	if (slice < min_slice_ns)
+		slice = min_slice_ns;
+	if (slice > rr_ns)
+		slice = rr_ns;
+	return slice;
+}
+
+/*
+ * A task's slice is used up when less than this is left (BFS's RESCHED_US): running it for a sliver
+ * would cost more in switches than it gives.
+ */
+#define VRQ_RESCHED_NS (100 * VRQ_NSEC_PER_USEC)
+
+static __always_inline int vrq_slice_expired(s64 time_slice_left)
+{
+	return time_slice_left < (s64)VRQ_RESCHED_NS;
+}
+
+/* Is the deadline in the past of this queue's clock? (signed difference: wrap-safe) */
+static __always_inline int vrq_deadline_expired(u64 deadline, u64 niffies)
+{
+	return (s64)(deadline - niffies) <= 0;
+}
+
+/*
+ * RQ niffies (seed 001): each queue has its own monotonic clock. A task moving between queues keeps
+ * its deadline relative to the source clock: dst_deadline = deadline - src_niffies + dst_niffies.
+ */
+static __always_inline u64 vrq_rebase_deadline(u64 deadline, u64 src_niffies, u64 dst_niffies)
+{
+	return deadline - src_niffies + dst_niffies;
+}
+
+/* A queue's clock only moves forward. */
+static __always_inline u64 vrq_niffies_advance(u64 niffies, u64 now)
+{
+	return (s64)(now - niffies) > 0 ? now : niffies;
+}
+
+/* Distance between two CPUs, in the CPU-selection order of seed 001 (enum vrq_distance). */
+static __always_inline u32 vrq_cpu_distance(u32 a, const struct vrq_cpu_topo *ta,
+					    u32 b, const struct vrq_cpu_topo *tb)
+{
+	if (a == b)
+		return VRQ_DIST_SAME;
+	if (ta->core == tb->core && ta->llc == tb->llc && ta->pkg == tb->pkg)
+		return VRQ_DIST_SMT;
+	if (ta->llc == tb->llc)
+		return VRQ_DIST_LLC;
+	if (ta->pkg == tb->pkg)
+		return VRQ_DIST_PKG;
+	if (ta->node == tb->node)
+		return VRQ_DIST_NODE;
+	return VRQ_DIST_ANY;
+}
+
+/* Which run queue a CPU uses under each --queue mode. */
+static __always_inline u32 vrq_queue_of(u32 mode, u32 cpu, const struct vrq_cpu_topo *t)
+{
+	switch (mode) {
+	case VRQ_QUEUE_CPU:
+		return cpu;
+	case VRQ_QUEUE_LLC:
+		return t->llc;
+	default:
+		return 0;
+	}
+}
+
+#endif /* __VRQ_POLICY_H */
