@@ -252,6 +252,14 @@ impl<'a> Scheduler<'a> {
             cpus.len()
         );
 
+        info!(
+            "topology (cpu:core/llc/pkg/node): {}",
+            cpus.iter()
+                .map(|(id, t)| format!("{id}:{}/{}/{}/{}", t.core, t.llc, t.pkg, t.node))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+
         let mut skel = scx_ops_load!(skel, vrq_ops, uei)?;
         let struct_ops = Some(scx_ops_attach!(skel, vrq_ops)?);
         let stats_server = StatsServer::new(stats::server_data()).launch()?;

@@ -404,7 +404,14 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		if (q != own)
 			stat_inc(VRQ_STAT_PEEK);
 		head = __COMPAT_scx_bpf_dsq_peek(q);
-		if (!head || !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
+		if (!head)
+			continue;
+		/*
+		 * In its own queue, a head this CPU may not run still stands for the queue: tasks behind it
+		 * may be allowed here, and taking moves the first one that is. Another queue's such head
+		 * is left to the CPUs it may run on.
+		 */
+		if (q != own && !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
 			continue;
 		key = head->scx.dsq_vtime;
 		rep = queue_rep_cpu[QUEUE_IDX(q)];

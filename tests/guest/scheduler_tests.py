@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""In-guest tests of scx_vrq, one pass per --queue mode: it loads, survives the sched_ext project's CI
+stress, shares a CPU between nice levels as the deadline model predicts, keeps SCHED_IDLE in the
+background without starving it into the watchdog, and unloads cleanly. Then the clear errors: bad
+flags, not root, no sched_ext, another scheduler loaded.
+
+Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
+    tests/guest/scheduler_tests.py [--modes global,llc,cpu] [--stress-secs 30] [--share-secs 20]
+                                   [--idle-secs 40]
+"""
+
+import argparse
+import os
+import subprocess
+import time
+
+from vrqtest import (SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, log, nr_cpus,
+                     predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all, wait_for)
+
+COUNTERS = ("dispatch_local", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
+            "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any", "sel_busy",
+            "new_deadlines", "idle_bound", "slice_shrunk", "niffies_rebase", "goidle_idle",
+            "goidle_blocked", "goidle_needother", "max_queued")
+
+
+def summary(stats):
+    return " ".join(f"{k}={stats.get(k, 0)}" for k in COUNTERS)
+
+
+def test_load(r, sched, mode):
+    r.check(f"{mode}/load", sched.loaded(), f"state={scx_state()} ops={scx_ops()}")
+
+
+def test_stress(r, sched, mode, secs):
+    """The sched_ext project's CI stress (scx CI 'test' job), scaled to this guest."""
+    n = nr_cpus()
+    stats = Stats()
+    t0 = time.monotonic()
+    res = subprocess.run(["stress-ng", "-t", str(secs), "--aggressive", "-M", "-c", str(n), "-f", str(n),
+                          "--affinity", str(n), "--affinity-delay", "1", "--affinity-pin", "--quiet"],
+                         capture_output=True, text=True, timeout=secs * 6 + 120)
+    took = time.monotonic() - t0
+    counters = stats.read()
+    stats.close()
+    r.check(f"{mode}/stress exits 0", res.returncode == 0,
+            f"stress-ng rc={res.returncode} in {took:.0f}s {res.stderr.strip()[-200:]}")
+    r.check(f"{mode}/stress scheduler still loaded", sched.loaded(),
+            f"state={scx_state()} alive={sched.alive()} {sched.tail()}")
+    r.figure(f"stress {mode} {secs}s: {summary(counters)}")
+    return counters
+
+
+def measure_pinned(specs, secs, cpu):
+    """Start hogs pinned to one CPU, let them settle, return each one's CPU time over `secs`."""
+    hogs = [start_hog(cpu=cpu, nice=nice, idle=idle) for nice, idle in specs]
+    try:
+        time.sleep(1.0)
+        start = [runtime_ns(h.pid) for h in hogs]
+        time.sleep(secs)
+        end = [runtime_ns(h.pid) for h in hogs]
+    finally:
+        stop_all(hogs)
+    return [e - s for s, e in zip(start, end)]
+
+
+def test_nice_share(r, sched, mode, secs):
+    """nice 0 vs nice 10 pinned to one CPU share it as the deadline model predicts (within 20%)."""
+    cpu = nr_cpus() - 1
+    run = measure_pinned([(0, False), (10, False)], secs, cpu)
+    total = sum(run) or 1
+    measured = run[1] / total
+    expected = predicted_shares(["0", "10"])[1]
+    ratio = run[0] / max(run[1], 1)
+    ok = abs(measured - expected) <= 0.2 * expected
+    r.check(f"{mode}/nice 0 vs 10 share", ok,
+            f"nice10 share {measured:.4f} (expected {expected:.4f} +-20%), nice0:nice10 = {ratio:.2f}")
+    r.figure(f"nice {mode}: nice0/nice10 CPU ratio {ratio:.2f}, nice10 share {measured:.4f}, "
+             f"model {expected:.4f} ({secs}s, pinned to CPU {cpu})")
+
+
+def test_idle_share(r, sched, mode, secs):
+    """A SCHED_IDLE hog beside a normal hog on one CPU gets < 5%, and the scheduler stays loaded
+    (the idle task's wait is bounded below the watchdog)."""
+    cpu = nr_cpus() - 1
+    stats = Stats()
+    run = measure_pinned([(0, False), (0, True)], secs, cpu)
+    counters = stats.read()
+    stats.close()
+    share = run[1] / (sum(run) or 1)
+    r.check(f"{mode}/SCHED_IDLE share < 5%", share < 0.05, f"idle share {share:.4f}")
+    r.check(f"{mode}/SCHED_IDLE not starved into the watchdog", sched.loaded() and run[1] > 0,
+            f"loaded={sched.loaded()} idle ran {run[1] / 1e6:.1f} ms, idle_bound={counters.get('idle_bound')}")
+    r.figure(f"idle {mode}: SCHED_IDLE share {share:.4f} over {secs}s "
+             f"(normal {run[0] / 1e9:.2f}s, idle {run[1] / 1e6:.1f}ms, idle_bound uses {counters.get('idle_bound')})")
+
+
+def test_unload(r, sched, mode):
+    rc = sched.stop()
+    r.check(f"{mode}/unload", rc == 0 and scx_state() == "disabled", f"rc={rc} state={scx_state()}")
+
+
+def run_cli(args, user=None, wrap=None):
+    cmd = [SCX_VRQ, *args]
+    if user is not None:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    if wrap is not None:
+        cmd = wrap(cmd)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def one_clear_line(res, needle):
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    return res.returncode != 0 and len(lines) == 1 and needle in lines[0] and not res.stdout.strip()
+
+
+BAD_FLAGS = [
+    (["--rr-interval-ms", "0"], "--rr-interval-ms"),
+    (["--rr-interval-ms", "1001"], "--rr-interval-ms"),
+    (["--rr-interval-ms", "six"], "--rr-interval-ms"),
+    (["--queue", "numa"], "--queue"),
+    (["--max-round-ms", "5001"], "--max-round-ms"),
+    (["--min-slice-us", "10"], "--min-slice-us"),
+    (["--min-slice-us", "7000"], "--min-slice-us"),  # longer than the 6 ms rr_interval
+    (["--idle-bound-ms", "99999"], "--idle-bound-ms"),
+    (["--stats", "0"], "--stats"),
+    (["--no-such-flag"], "--no-such-flag"),
+]
+
+
+def test_errors(r):
+    for args, needle in BAD_FLAGS:
+        res = run_cli(args)
+        r.check(f"errors/bad flag {' '.join(args)}", one_clear_line(res, needle) and res.returncode == 2,
+                f"rc={res.returncode} stderr={res.stderr.strip()!r}")
+    res = run_cli([], user=65534)
+    r.check("errors/not root", one_clear_line(res, "must be run as root"),
+            f"rc={res.returncode} stderr={res.stderr.strip()!r}")
+    # A kernel without sched_ext: hide /sys/kernel/sched_ext in a private mount namespace.
+    res = run_cli([], wrap=lambda c: ["unshare", "-m", "sh", "-c",
+                                      'mount -t tmpfs none /sys/kernel/sched_ext && exec "$@"', "sh", *c])
+    r.check("errors/no sched_ext", one_clear_line(res, "has no sched_ext"),
+            f"rc={res.returncode} stderr={res.stderr.strip()!r}")
+    sched = Scheduler(name="errors-first").start()
+    try:
+        res = run_cli([])
+        r.check("errors/second instance refused", one_clear_line(res, "another sched_ext scheduler"),
+                f"rc={res.returncode} stderr={res.stderr.strip()!r}")
+        r.check("errors/first instance unharmed", sched.loaded())
+    finally:
+        sched.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--modes", default="global,llc,cpu")
+    ap.add_argument("--stress-secs", type=int, default=30)
+    ap.add_argument("--share-secs", type=int, default=20)
+    ap.add_argument("--idle-secs", type=int, default=40)
+    opts = ap.parse_args()
+
+    r = Results()
+    log(f"guest: {os.uname().release}, {nr_cpus()} CPUs, HZ from config; scx_vrq = {SCX_VRQ}")
+    for mode in opts.modes.split(","):
+        mark = dmesg_len()
+        try:
+            sched = Scheduler("--queue", mode, name=f"sched-{mode}").start()
+        except RuntimeError as e:
+            r.check(f"{mode}/load", False, str(e))
+            continue
+        try:
+            test_load(r, sched, mode)
+            test_stress(r, sched, mode, opts.stress_secs)
+            test_nice_share(r, sched, mode, opts.share_secs)
+            test_idle_share(r, sched, mode, opts.idle_secs)
+        finally:
+            test_unload(r, sched, mode)
+        problems = kernel_log_problems(mark)
+        r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
+    test_errors(r)
+    r.finish("scheduler")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""Helpers for the in-guest tests: run scx_vrq as a user would (its CLI and its stats socket), start
+CPU hogs, read what the kernel says (sched_ext state, per-task run time). Runs on a sched_ext kernel
+as root (inside tools/vm/vm-run, or natively)."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCX_VRQ = os.environ.get("VRQ_BIN", os.path.join(REPO, "target", "release", "scx_vrq"))
+POLICY_SIM = os.path.join(REPO, "target", "host-tests", "policy-sim")
+STATS_SOCK = "/var/run/scx/root/stats"
+SCX_SYSFS = "/sys/kernel/sched_ext"
+OUT = os.environ.get("VM_OUT", "/tmp")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def scx_state():
+    try:
+        with open(f"{SCX_SYSFS}/state") as f:
+            return f.read().strip()
+    except OSError:
+        return "missing"
+
+
+def scx_ops():
+    try:
+        with open(f"{SCX_SYSFS}/root/ops") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def wait_for(cond, timeout, step=0.2):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+def nr_cpus():
+    return os.cpu_count()
+
+
+def kernel_hz():
+    """CONFIG_HZ of the running kernel: sched_ext sees slice expiry at these ticks."""
+    try:
+        with open(f"/boot/config-{os.uname().release}") as f:
+            for line in f:
+                if line.startswith("CONFIG_HZ="):
+                    return int(line.split("=")[1])
+    except OSError:
+        pass
+    return 250
+
+
+class Scheduler:
+    """scx_vrq started through its CLI; stopped with SIGINT like a user's Ctrl-C."""
+
+    def __init__(self, *args, name="sched"):
+        self.args = list(args)
+        self.log_path = os.path.join(OUT, f"{name}.log")
+        self.proc = None
+
+    def start(self, timeout=30):
+        self.logf = open(self.log_path, "w")
+        self.proc = subprocess.Popen([SCX_VRQ, *self.args], stdout=self.logf, stderr=subprocess.STDOUT)
+        ok = wait_for(lambda: scx_state() == "enabled" and os.path.exists(STATS_SOCK)
+                      or self.proc.poll() is not None, timeout)
+        if not ok or self.proc.poll() is not None:
+            raise RuntimeError(f"scx_vrq {' '.join(self.args)} did not load: state={scx_state()} "
+                               f"exit={self.proc.poll()} log: {self.tail()}")
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def loaded(self):
+        return self.alive() and scx_state() == "enabled" and scx_ops().startswith("vrq")
+
+    def stop(self, sig=signal.SIGINT, timeout=30):
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.logf.close()
+        wait_for(lambda: scx_state() == "disabled", 10)
+        return rc
+
+    def tail(self, n=5):
+        try:
+            with open(self.log_path) as f:
+                return " | ".join(f.read().strip().splitlines()[-n:])
+        except OSError:
+            return ""
+
+
+class Stats:
+    """A client of scx_vrq's scx_stats socket. Each read returns the counters since the previous one
+    (the first since the connection was opened)."""
+
+    def __init__(self, path=STATS_SOCK):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(10)
+        self.sock.connect(path)
+        self.buf = b""
+        self.read()  # opens the "top" target: counting starts here
+
+    def read(self):
+        self.sock.sendall(json.dumps({"req": "stats", "args": {"target": "top"}}).encode() + b"\n")
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("stats socket closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        resp = json.loads(line)
+        if resp.get("errno", 0) != 0:
+            raise RuntimeError(f"stats error: {resp}")
+        return resp["args"]["resp"]
+
+    def close(self):
+        self.sock.close()
+
+
+HOG = "while :; do :; done"
+
+
+def start_hog(cpu=None, nice=0, idle=False):
+    cmd = []
+    if cpu is not None:
+        cmd += ["taskset", "-c", str(cpu)]
+    if idle:
+        cmd += ["chrt", "-i", "0"]
+    cmd += ["nice", "-n", str(nice), "/bin/sh", "-c", HOG]
+    return subprocess.Popen(cmd)
+
+
+def runtime_ns(pid):
+    """CPU time the task has received, from /proc/PID/schedstat."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
+def stop_all(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    for p in procs:
+        p.wait()
+
+
+def predicted_shares(tasks, rr_ms=6, seconds=60, idle_bound_ms=2000):
+    """Shares the deadline model predicts for always-runnable tasks on one CPU (tests/sim.h, the same
+    policy functions as the scheduler), at this kernel's tick."""
+    tick_ms = max(1, 1000 // kernel_hz())
+    out = subprocess.run([POLICY_SIM, str(rr_ms), str(tick_ms), str(seconds), str(idle_bound_ms), *tasks],
+                         check=True, capture_output=True, text=True).stdout
+    return [float(line.split()[1]) for line in out.strip().splitlines()]
+
+
+class Results:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.figures = []
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            log(f"PASS {name}{': ' + detail if detail else ''}")
+        else:
+            self.failed += 1
+            log(f"FAIL {name}{': ' + detail if detail else ''}")
+        return ok
+
+    def figure(self, line):
+        self.figures.append(line)
+        log(f"FIGURE {line}")
+
+    def finish(self, suite):
+        with open(os.path.join(OUT, f"{suite}-figures.txt"), "w") as f:
+            f.write("\n".join(self.figures) + "\n")
+        log(f"{suite}: {self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed else 0)
+
+
+def kernel_log_problems(since_lines=0):
+    """BUG / WARNING / stall / sched_ext error lines in the kernel log after line `since_lines`."""
+    out = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[since_lines:]
+    bad = ("BUG:", "WARNING:", "stall", "Oops")
+    problems = []
+    for line in out:
+        if any(b in line for b in bad):
+            problems.append(line.strip())
+        elif "sched_ext" in line and "error" in line.lower():
+            problems.append(line.strip())
+    return problems
+
+
+def dmesg_len():
+    return len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host unit tests of the scheduling policy (src/bpf/policy.h), the same functions the BPF scheduler
+ * runs. Build and run: make -C tests check. Ends with "N passed, N failed".
+ */
+#include <stdio.h>
+#include <string.h>
+#include "sim.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                       \
+	do {                                                                              \
+		if (cond) {                                                               \
+			passed++;                                                         \
+		} else {                                                                  \
+			failed++;                                                         \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);    \
+		}                                                                         \
+	} while (0)
+
+#define MS(x) ((u64)(x) * VRQ_NSEC_PER_MSEC)
+#define US(x) ((u64)(x) * VRQ_NSEC_PER_USEC)
+
+static void test_prio_ratio(void)
+{
+	u64 prev = 0;
+	s32 nice;
+
+	CHECK(vrq_prio_ratio(-20) == 128);
+	CHECK(vrq_prio_ratio(-19) == 140);	/* 128 * 11 / 10, integer */
+	CHECK(vrq_prio_ratio(0) == 836);
+	CHECK(vrq_prio_ratio(19) == 5089);
+	for (nice = -20; nice <= 19; nice++) {
+		u64 r = vrq_prio_ratio(nice);
+
+		if (nice > -20)
+			CHECK(r == prev * 11 / 10);
+		prev = r;
+	}
+	CHECK(vrq_prio_ratio(-100) == 128);	/* clamped */
+	CHECK(vrq_prio_ratio(100) == 5089);
+}
+
+static void test_deadline(void)
+{
+	/* nice 0 at rr_interval 6 ms: 836/128 * 6 ms = 39.1875 ms after now */
+	CHECK(vrq_deadline(MS(1000), 0, MS(6)) == MS(1000) + 39187500);
+	/* nice -20: exactly one rr_interval */
+	CHECK(vrq_deadline(0, -20, MS(6)) == MS(6));
+	/* nice only moves the deadline: higher nice, later deadline */
+	CHECK(vrq_deadline(0, 10, MS(6)) > vrq_deadline(0, 0, MS(6)));
+	/* a shorter slice scales the offset with it */
+	CHECK(vrq_deadline(0, 0, MS(3)) * 2 == vrq_deadline(0, 0, MS(6)));
+}
+
+static void test_priodl(void)
+{
+	u64 early_normal = vrq_priodl(VRQ_PRIO_NORMAL, MS(10));
+	u64 late_normal = vrq_priodl(VRQ_PRIO_NORMAL, MS(100000));
+	u64 early_idle = vrq_priodl(VRQ_PRIO_IDLE, 0);
+
+	CHECK(early_normal < late_normal);
+	CHECK(late_normal < early_idle);	/* priority dominates the deadline */
+	CHECK(vrq_priodl_prio(early_idle) == VRQ_PRIO_IDLE);
+	CHECK(vrq_priodl(VRQ_PRIO_NORMAL, 0x123456789abcdef0ULL) ==
+	      (((u64)VRQ_PRIO_NORMAL << 56) | (0x123456789abcdef0ULL >> 8)));
+	/* every live key lies well inside the kernel's signed vtime comparison window */
+	CHECK(early_idle - early_normal < (1ULL << 63));
+}
+
+static void test_task_prio_and_preempt(void)
+{
+	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0) == VRQ_PRIO_NORMAL);
+	CHECK(vrq_task_prio(VRQ_SCHED_BATCH, 0) == VRQ_PRIO_NORMAL);
+	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 0) == VRQ_PRIO_IDLE);
+	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 1) == VRQ_PRIO_NORMAL);	/* exiting: holds resources */
+
+	CHECK(vrq_may_preempt(VRQ_SCHED_NORMAL, 0));
+	CHECK(!vrq_may_preempt(VRQ_SCHED_BATCH, 0));
+	CHECK(!vrq_may_preempt(VRQ_SCHED_NORMAL, 1));
+
+	CHECK(vrq_should_preempt(100, 200));
+	CHECK(!vrq_should_preempt(200, 200));
+	CHECK(!vrq_should_preempt(300, 200));
+	CHECK(!vrq_should_preempt(100, 0));	/* an idle CPU is woken, never "preempted" */
+}
+
+static void test_effective_slice(void)
+{
+	/* short queues keep rr_interval exactly */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 2) == MS(6));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 300, 2) == MS(6));	/* 150 * 6 ms < 1 s */
+	/* 1000 queued on 2 CPUs: 500 per CPU, 1 s / 500 = 2 ms */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 2) == MS(2));
+	/* 10,000 runnable on 2 CPUs: floor at the minimum slice; round = 5000 * 250 us = 1.25 s */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2) == US(250));
+	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2) < MS(10000));
+	/* never longer than rr_interval, even with a min slice above it */
+	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 1000, 1) == MS(1));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 0) == US(1000));	/* 0 CPUs = 1 */
+}
+
+static void test_expiry_and_clocks(void)
+{
+	CHECK(vrq_slice_expired(0));
+	CHECK(vrq_slice_expired(-5));
+	CHECK(vrq_slice_expired(US(99)));
+	CHECK(!vrq_slice_expired(US(100)));
+
+	CHECK(vrq_deadline_expired(100, 100));
+	CHECK(vrq_deadline_expired(100, 200));
+	CHECK(!vrq_deadline_expired(200, 100));
+	CHECK(!vrq_deadline_expired(5, (u64)-5));	/* wrap-safe */
+
+	/* a deadline 30 ms ahead on the source clock stays 30 ms ahead on the destination clock */
+	CHECK(vrq_rebase_deadline(MS(130), MS(100), MS(500)) == MS(530));
+	CHECK(vrq_rebase_deadline(MS(130), MS(500), MS(100)) == MS(130) - MS(400));
+
+	CHECK(vrq_niffies_advance(100, 200) == 200);
+	CHECK(vrq_niffies_advance(200, 100) == 200);	/* never backwards */
+}
+
+/* 2 packages x 2 cores x 2 threads, one LLC per package, one node: CPUs 0-7 as QEMU numbers them */
+static struct vrq_cpu_topo topo8[8] = {
+	{ 0, 0, 0, 0 }, { 0, 0, 0, 0 }, { 1, 0, 0, 0 }, { 1, 0, 0, 0 },
+	{ 2, 1, 1, 0 }, { 2, 1, 1, 0 }, { 3, 1, 1, 0 }, { 3, 1, 1, 0 },
+};
+
+static void test_cpu_distance(void)
+{
+	struct vrq_cpu_topo other_node = { 9, 9, 9, 1 };
+	struct vrq_cpu_topo same_node_pkg2 = { 8, 8, 2, 0 };
+	struct vrq_cpu_topo same_pkg_other_llc = { 7, 7, 0, 0 };
+
+	CHECK(vrq_cpu_distance(0, &topo8[0], 0, &topo8[0]) == VRQ_DIST_SAME);
+	CHECK(vrq_cpu_distance(0, &topo8[0], 1, &topo8[1]) == VRQ_DIST_SMT);
+	CHECK(vrq_cpu_distance(0, &topo8[0], 2, &topo8[2]) == VRQ_DIST_LLC);
+	CHECK(vrq_cpu_distance(0, &topo8[0], 4, &topo8[4]) == VRQ_DIST_NODE);
+	CHECK(vrq_cpu_distance(0, &topo8[0], 9, &same_pkg_other_llc) == VRQ_DIST_PKG);
+	CHECK(vrq_cpu_distance(0, &topo8[0], 9, &same_node_pkg2) == VRQ_DIST_NODE);
+	CHECK(vrq_cpu_distance(0, &topo8[0], 9, &other_node) == VRQ_DIST_ANY);
+	/* symmetric */
+	CHECK(vrq_cpu_distance(4, &topo8[4], 1, &topo8[1]) == vrq_cpu_distance(1, &topo8[1], 4, &topo8[4]));
+	/* the selection order is the seed's: prev < SMT < LLC < package < node < any */
+	CHECK(VRQ_DIST_SAME < VRQ_DIST_SMT && VRQ_DIST_SMT < VRQ_DIST_LLC && VRQ_DIST_LLC < VRQ_DIST_PKG &&
+	      VRQ_DIST_PKG < VRQ_DIST_NODE && VRQ_DIST_NODE < VRQ_DIST_ANY);
+}
+
+static void test_queue_of(void)
+{
+	CHECK(vrq_queue_of(VRQ_QUEUE_GLOBAL, 5, &topo8[5]) == 0);
+	CHECK(vrq_queue_of(VRQ_QUEUE_LLC, 3, &topo8[3]) == 0);
+	CHECK(vrq_queue_of(VRQ_QUEUE_LLC, 5, &topo8[5]) == 1);
+	CHECK(vrq_queue_of(VRQ_QUEUE_CPU, 5, &topo8[5]) == 5);
+}
+
+static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound)
+{
+	u64 total = 0;
+	int i;
+
+	sim_run(t, n, MS(6), tick, MS(120000), idle_bound);
+	for (i = 0; i < n; i++)
+		total += t[i].runtime;
+	return (double)t[0].runtime / (double)total;
+}
+
+static void test_simulated_shares(void)
+{
+	struct sim_task t[2];
+	double s;
+
+	/* BFS's figures (REFERENCE.md): nice 0 gets ~11x nice 10 when slices end exactly ... */
+	memset(t, 0, sizeof(t));
+	t[1].nice = 10;
+	s = share_of_first(t, 2, US(100), 0);
+	CHECK(s / (1 - s) > 10.0 && s / (1 - s) < 12.0);
+	/* ... ~8x when slice expiry is only seen at 4 ms ticks (HZ=250) ... */
+	s = share_of_first(t, 2, MS(4), 0);
+	CHECK(s / (1 - s) > 7.0 && s / (1 - s) < 9.0);
+	/* ... ~34x nice 19 */
+	t[1].nice = 19;
+	s = share_of_first(t, 2, US(100), 0);
+	CHECK(s / (1 - s) > 30.0 && s / (1 - s) < 38.0);
+	/* equal nice: equal shares */
+	t[1].nice = 0;
+	s = share_of_first(t, 2, MS(4), 0);
+	CHECK(s > 0.49 && s < 0.51);
+	/* SCHED_IDLE beside a normal hog: nothing without the bound, a sliver with it */
+	t[1].policy = VRQ_SCHED_IDLE;
+	s = share_of_first(t, 2, MS(4), 0);
+	CHECK(s == 1.0);
+	s = share_of_first(t, 2, MS(4), MS(2000));
+	CHECK(s < 1.0 && s > 0.99);
+}
+
+int main(void)
+{
+	test_prio_ratio();
+	test_deadline();
+	test_priodl();
+	test_task_prio_and_preempt();
+	test_effective_slice();
+	test_expiry_and_clocks();
+	test_cpu_distance();
+	test_queue_of();
+	test_simulated_shares();
+	printf("policy: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
