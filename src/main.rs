@@ -409,3 +409,57 @@ fn main() {
         std::process::exit(1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Opts, clap::Error> {
+        Opts::try_parse_from(std::iter::once("scx_vrq").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_are_the_seeds() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(o.rr_interval_ms, 6, "BFS rr_interval default");
+        assert_eq!(o.queue, QueueMode::Llc);
+        assert_eq!(o.idle_bound_ms, 2000);
+        assert!(o.idle_bound_ms < WATCHDOG_MS && o.max_round_ms < WATCHDOG_MS);
+    }
+
+    #[test]
+    fn flags_out_of_range_are_refused() {
+        for bad in [
+            &["--rr-interval-ms", "0"][..],
+            &["--rr-interval-ms", "1001"],
+            &["--queue", "node"],
+            &["--max-round-ms", "9"],
+            &["--min-slice-us", "49"],
+            &["--idle-bound-ms", "5001"],
+            &["--stats", "0.01"],
+            &["--monitor", "x"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} was accepted");
+        }
+        for good in [&["--rr-interval-ms", "1"][..], &["--rr-interval-ms", "1000"], &["--queue", "cpu"]] {
+            assert!(parse(good).is_ok(), "{good:?} was refused");
+        }
+    }
+
+    #[test]
+    fn queue_modes_match_the_bpf_enum() {
+        assert_eq!(QueueMode::Global.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32);
+        assert_eq!(QueueMode::Llc.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32);
+        assert_eq!(QueueMode::Cpu.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32);
+    }
+
+    #[test]
+    fn counters_land_in_their_fields() {
+        let n = bpf_intf::vrq_stat_VRQ_NR_STATS as usize;
+        let counters: Vec<u64> = (0..n as u64).map(|i| 1000 + i).collect();
+        let m = Metrics::from_counters(&counters);
+        assert_eq!(m.dispatch_local, 1000 + bpf_intf::vrq_stat_VRQ_STAT_DISPATCH_LOCAL as u64);
+        assert_eq!(m.sel_node, 1000 + bpf_intf::vrq_stat_VRQ_STAT_SEL_NODE as u64);
+        assert_eq!(m.niffies_rebase, 1000 + bpf_intf::vrq_stat_VRQ_STAT_NIFFIES_REBASE as u64);
+    }
+}

@@ -62,6 +62,7 @@ vrq_metrics! {
     steal_fail = vrq_stat_VRQ_STAT_STEAL_FAIL: "Peeked tasks gone or unmovable when taken",
     peeks = vrq_stat_VRQ_STAT_PEEK: "Lockless reads of other queues' heads",
     keep_last = vrq_stat_VRQ_STAT_KEEP_LAST: "Only runnable task kept on its CPU with a new slice",
+    direct_idle = vrq_stat_VRQ_STAT_DIRECT_IDLE: "Woken tasks handed straight to the idle CPU chosen for them",
     goidle_idle = vrq_stat_VRQ_STAT_GOIDLE_IDLE: "CPU idle and nothing found: wasted wake-up (idle->idle)",
     goidle_blocked = vrq_stat_VRQ_STAT_GOIDLE_BLOCKED: "CPU goes idle after the previous task blocked",
     goidle_needother = vrq_stat_VRQ_STAT_GOIDLE_NEEDOTHER: "CPU goes idle; previous task may not stay on it",
@@ -86,13 +87,14 @@ impl Metrics {
     fn format<W: Write>(&self, w: &mut W) -> Result<()> {
         writeln!(
             w,
-            "[scx_vrq] {} q:{} queued:{}/{} | dsp local:{} steal:{} fail:{} peek:{} keep:{} \
+            "[{}] {} q:{} queued:{}/{} | dsp local:{} steal:{} fail:{} peek:{} keep:{} \
              | sel prev:{} smt:{} llc:{} pkg:{} node:{} any:{} busy:{}",
             self.queue_mode,
             self.nr_queues,
             self.nr_queued,
             self.max_queued,
             self.dispatch_local,
+            self.direct_idle,
             self.dispatch_steal,
             self.steal_fail,
             self.peeks,

@@ -67,7 +67,6 @@ struct task_ctx {
 	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits) */
 	u32 queue;		/* the queue whose clock `deadline` is on */
 	u8 sync_wakeup;		/* set by select_cpu for enqueue */
-	u8 idle_selected;	/* select_cpu claimed an idle CPU for it */
 };
 
 struct {
@@ -117,9 +116,27 @@ static __always_inline struct vrq_queue *queue_state(u32 q)
 	return &queues[QUEUE_IDX(q)];
 }
 
-static __always_inline const struct vrq_cpu_topo *topo_of(u32 cpu)
+/*
+ * A copy of a CPU's topology. Read through the volatile array: a pointer cast to plain const would let
+ * the compiler fold the reads to the zeros the object is declared with, not what the loader wrote.
+ */
+static __always_inline struct vrq_cpu_topo topo_of(u32 cpu)
 {
-	return (const struct vrq_cpu_topo *)&cpu_topo[CPU_IDX(cpu)];
+	struct vrq_cpu_topo t = {
+		.core = cpu_topo[CPU_IDX(cpu)].core,
+		.llc = cpu_topo[CPU_IDX(cpu)].llc,
+		.pkg = cpu_topo[CPU_IDX(cpu)].pkg,
+		.node = cpu_topo[CPU_IDX(cpu)].node,
+	};
+
+	return t;
+}
+
+static __always_inline u32 cpu_distance(u32 a, u32 b)
+{
+	struct vrq_cpu_topo ta = topo_of(a), tb = topo_of(b);
+
+	return vrq_cpu_distance(a, &ta, b, &tb);
 }
 
 /* Advance a queue's clock to now and return it. */
@@ -259,20 +276,23 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	cpu = pick_idle_cpu(p, prev_cpu, &level);
 	if (cpu >= 0) {
 		/*
-		 * The claimed idle CPU gets the task on its run queue, and the kernel reschedules an idle
-		 * CPU when a task arrives there: no explicit kick, so no idle->idle reschedule.
+		 * Hand the task straight to the idle CPU claimed for it: an idle CPU has nothing queued
+		 * that it may run (else it would not be idle), so no earlier deadline is passed over, and
+		 * no other CPU can take the task away from the warm, chosen one. The kernel wakes the CPU
+		 * because a task arrived on it: no kick, so no idle->idle reschedule.
 		 */
-		tctx->idle_selected = 1;
+		refresh_deadline(p, tctx, queue_of_cpu(cpu));
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
 		stat_inc(VRQ_STAT_SEL_PREV + level);
+		stat_inc(VRQ_STAT_DIRECT_IDLE);
 		return cpu;
 	}
-	tctx->idle_selected = 0;
 	stat_inc(VRQ_STAT_SEL_BUSY);
 	return prev_cpu;
 }
 
 /*
- * A task was queued and no idle CPU was claimed for it. First wake an idle CPU that may run it (it
+ * A task was queued (select_cpu found no idle CPU, or it was not woken through select_cpu). First wake an idle CPU that may run it (it
  * will find the task by scanning the queues); else, on a wake-up, BFS try_preempt: preempt the allowed
  * CPU running the largest priodl if the waking task's is smaller.
  */
@@ -315,7 +335,6 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 q = queue_of_cpu(cpu);
-	bool idle_selected;
 	u64 priodl;
 
 	if (!tctx) {
@@ -326,8 +345,6 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	refresh_deadline(p, tctx, q);
 	priodl = task_priodl(p, tctx);
 	tctx->enq_at = scx_bpf_now();
-	idle_selected = tctx->idle_selected;
-	tctx->idle_selected = 0;
 
 	/*
 	 * The CPU found nothing better than this task, which it just ran (dispatch compared their
@@ -344,8 +361,14 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
-	if (!idle_selected)
-		find_cpu_for(p, tctx, priodl, enq_flags & SCX_ENQ_WAKEUP);
+	/*
+	 * A task re-queued while it keeps running (its nice or affinity changed mid-slice) needs no other
+	 * CPU: kicking an idle one would only make it reschedule idle->idle (seed 000's resched_best_idle
+	 * fix). A task switched out with its slice gone does, if an idle CPU may run it.
+	 */
+	if (scx_bpf_task_running(p) && p->scx.slice > 0)
+		return;
+	find_cpu_for(p, tctx, priodl, enq_flags & SCX_ENQ_WAKEUP);
 }
 
 /*
@@ -415,7 +438,7 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 			continue;
 		key = head->scx.dsq_vtime;
 		rep = queue_rep_cpu[QUEUE_IDX(q)];
-		dist = vrq_cpu_distance(cpu, topo_of(cpu), rep, topo_of(rep));
+		dist = cpu_distance(cpu, rep);
 		if (best_q == VRQ_NO_QUEUE || key < best_priodl || (key == best_priodl && dist < best_dist)) {
 			best_q = q;
 			best_priodl = key;
@@ -532,7 +555,7 @@ static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot
 		if (other >= VRQ_MAX_CPUS || cpu >= VRQ_MAX_CPUS)
 			break;
 		if (level == VRQ_NR_DIST ||
-		    vrq_cpu_distance(cpu, topo_of(cpu), other, topo_of(other)) <= level)
+		    cpu_distance(cpu, other) <= level)
 			bpf_cpumask_set_cpu(other, mask);
 	}
 	old = bpf_kptr_xchg(slot, mask);
@@ -556,7 +579,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu >= VRQ_MAX_CPUS)
 			break;
-		q = vrq_queue_of(queue_mode, cpu, topo_of(cpu));
+		struct vrq_cpu_topo t = topo_of(cpu);
+
+		q = vrq_queue_of(queue_mode, cpu, &t);
 		if (q >= VRQ_MAX_QUEUES) {
 			scx_bpf_error("CPU %u maps to queue %u, out of range", cpu, q);
 			return -EINVAL;

@@ -17,7 +17,7 @@ import time
 from vrqtest import (SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, log, nr_cpus,
                      predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all, wait_for)
 
-COUNTERS = ("dispatch_local", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
+COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
             "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any", "sel_busy",
             "new_deadlines", "idle_bound", "slice_shrunk", "niffies_rebase", "goidle_idle",
             "goidle_blocked", "goidle_needother", "max_queued")
