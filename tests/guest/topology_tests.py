@@ -39,6 +39,17 @@ def siblings(cpu, what):
         return out
 
 
+def cpu_idle_ticks():
+    with open("/proc/stat") as f:
+        return [int(l.split()[4]) for l in f if l.startswith("cpu") and l[3] != " "]
+
+
+def running_tasks():
+    """Runnable tasks and their CPUs, for diagnosing a failed case."""
+    out = subprocess.run(["ps", "-eLo", "psr,stat,comm"], capture_output=True, text=True).stdout
+    return sorted({(int(l.split()[0]), l.split()[2]) for l in out.splitlines()[1:] if l.split()[1].startswith("R")})
+
+
 def wake_from(prev, allowed):
     """Make `prev` this task's previous CPU, then sleep and wake with `allowed`: the scheduler's
     select_cpu chooses among `allowed` starting from `prev`. Returns the CPU it woke on."""
@@ -70,14 +81,18 @@ def test_selection_order(r):
             hogs = [start_hog(cpu=c) for c in sorted(busy)]
             time.sleep(0.5)
             stats = Stats()
+            idle0 = cpu_idle_ticks()
             landed = [wake_from(0, allowed) for _ in range(WAKES)]
+            idle1 = cpu_idle_ticks()
             counters = stats.read()
             stats.close()
+            running = running_tasks()
             stop_all(hogs)
             hits = landed.count(expect_cpu)
             r.check(f"topology/select {name}: lands on CPU {expect_cpu}", hits >= 0.8 * WAKES,
                     f"{hits}/{WAKES} on CPU {expect_cpu} (busy {sorted(busy)}, allowed {sorted(allowed)}; "
-                    f"woke on {dict(sorted(collections.Counter(landed).items()))})")
+                    f"woke on {dict(sorted(collections.Counter(landed).items()))}; idle ticks per CPU "
+                    f"{[b - a for a, b in zip(idle0, idle1)]}; running: {running})")
             r.check(f"topology/select {name}: counted as {counter}", counters.get(counter, 0) >= 0.8 * WAKES,
                     f"{counter}={counters.get(counter)} sel_prev={counters.get('sel_prev')} "
                     f"sel_smt={counters.get('sel_smt')} sel_llc={counters.get('sel_llc')} "
