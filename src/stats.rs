@@ -87,8 +87,9 @@ impl Metrics {
     fn format<W: Write>(&self, w: &mut W) -> Result<()> {
         writeln!(
             w,
-            "[{}] {} q:{} queued:{}/{} | dsp local:{} steal:{} fail:{} peek:{} keep:{} \
+            "[{}] {} q:{} queued:{}/{} | dsp local:{} direct:{} steal:{} fail:{} peek:{} keep:{} \
              | sel prev:{} smt:{} llc:{} pkg:{} node:{} any:{} busy:{}",
+            crate::SCHEDULER_NAME,
             self.queue_mode,
             self.nr_queues,
             self.nr_queued,

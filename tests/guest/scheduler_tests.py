@@ -150,6 +150,37 @@ def test_errors(r):
         sched.stop()
 
 
+def set_online(cpu, online):
+    with open(f"/sys/devices/system/cpu/cpu{cpu}/online", "w") as f:
+        f.write("1" if online else "0")
+
+
+def test_hotplug_restart(r):
+    """CPU hotplug makes sched_ext ask the scheduler to restart; scx_vrq reloads by itself."""
+    cpu = nr_cpus() - 1
+    if cpu < 1 or not os.path.exists(f"/sys/devices/system/cpu/cpu{cpu}/online"):
+        r.check("hotplug/restart", False, "no CPU that can go offline")
+        return
+    sched = Scheduler(name="hotplug").start()
+
+    def restarts():
+        with open(sched.log_path) as f:
+            return f.read().count("asked for a restart")
+
+    try:
+        for online in (False, True):
+            before = restarts()
+            set_online(cpu, online)
+            # sched_ext ejects the scheduler with a restart request; scx_vrq loads itself again
+            back = wait_for(lambda: restarts() > before and sched.loaded(), 60, step=0.5)
+            r.check(f"hotplug/CPU {cpu} {'on' if online else 'off'}line: restarted by itself", back,
+                    f"restarts {before}->{restarts()} state={scx_state()} alive={sched.alive()} {sched.tail(3)}")
+    finally:
+        set_online(cpu, True)
+        rc = sched.stop()
+        r.check("hotplug/unload after restarts", rc == 0 and scx_state() == "disabled", f"rc={rc}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", default="global,llc,cpu")
@@ -177,6 +208,7 @@ def main():
         problems = kernel_log_problems(mark)
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     test_errors(r)
+    test_hotplug_restart(r)
     r.finish("scheduler")
 
 
