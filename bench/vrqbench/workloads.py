@@ -1,0 +1,163 @@
+"""The bench's schedulers and workloads. Each workload is a real program run on the machine under
+test; each returns a dict of metrics, one of which is its `primary` metric (with its direction)."""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import time
+
+PEERS_DIR = ".bench-cache/peers/bin"
+
+# name -> how to start it (None: the kernel's own scheduler), and whether it serves scx_vrq's stats
+SCHEDULERS = {
+    "eevdf": {"cmd": lambda repo: None},
+    "vrq-global": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "global"], "vrq": True},
+    "vrq-llc": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "llc"], "vrq": True},
+    "vrq-cpu": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "cpu"], "vrq": True},
+    "bpfland": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_bpfland"], "peer": "scx_bpfland"},
+    "lavd": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_lavd"], "peer": "scx_lavd"},
+    "flash": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_flash"], "peer": "scx_flash"},
+}
+
+
+def _sh(cmd, timeout=3600, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True, **kw)
+
+
+class Background:
+    """A load that repeats a command until stopped (a build that keeps building, CPU burners)."""
+
+    def __init__(self, cmd, nice_idle=False):
+        prefix = ["chrt", "-i", "0"] if nice_idle else []
+        self.proc = subprocess.Popen(prefix + ["/bin/sh", "-c", f"while :; do {cmd}; done"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, 9)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+
+def _jobs(ctx, ratio):
+    return max(1, round(ctx["ncpu"] * ratio))
+
+
+def build(ratio, idle_fraction=0.0):
+    """Build throughput (seeds 000/001): `make -j(ratio x CPUs)` of the generated code base, from
+    clean; optionally with SCHED_IDLE CPU burners on `idle_fraction` of the CPUs (the seed's mprime
+    under SCHED_IDLEPRIO)."""
+
+    def run(ctx):
+        cb = ctx["codebase"]
+        _sh(["make", "-s", "-C", cb, "clean"])
+        burners = [Background(":", nice_idle=True) for _ in range(round(ctx["ncpu"] * idle_fraction))]
+        try:
+            t0 = time.monotonic()
+            _sh(["make", "-s", "-C", cb, f"-j{_jobs(ctx, ratio)}", "prog"])
+            return {"seconds": time.monotonic() - t0, "jobs": _jobs(ctx, ratio)}
+        finally:
+            for b in burners:
+                b.stop()
+    return run
+
+
+def messaging(ctx):
+    """hackbench (rt-tests): groups of senders and receivers over pipes; seconds (lower is better)."""
+    groups, loops = (2, 50) if ctx["quick"] else (4, 200)
+    out = _sh(["hackbench", "-P", "-g", str(groups), "-l", str(loops)]).stdout
+    m = re.search(r"Time:\s*([0-9.]+)", out)
+    if not m:
+        raise RuntimeError(f"no time in hackbench output: {out!r}")
+    return {"seconds": float(m.group(1)), "groups": groups, "loops": loops}
+
+
+def _perf():
+    """Debian 12 ships perf itself as /usr/bin/perf; newer releases a wrapper and perf_<version>
+    binaries (the wrapper refuses a kernel of another version: `perf bench` does not care)."""
+    found = sorted(glob.glob("/usr/bin/perf_*")) or ([shutil.which("perf")] if shutil.which("perf") else [])
+    if not found:
+        raise RuntimeError("perf not installed (Debian: linux-perf)")
+    return found[-1]
+
+
+def pipe(ctx):
+    """perf bench sched pipe: two tasks ping-pong over a pipe; µs per round trip (lower is better)."""
+    loops = 20000 if ctx["quick"] else 100000
+    out = _sh([_perf(), "bench", "sched", "pipe", "-l", str(loops)]).stdout
+    m = re.search(r"([0-9.]+)\s+usecs/op", out)
+    if not m:
+        raise RuntimeError(f"no usecs/op in perf output: {out!r}")
+    return {"usecs_per_op": float(m.group(1)), "loops": loops}
+
+
+def wakelat(ratio):
+    """Wake-up latency under load: the wakelat probe (one sleeper per CPU, 10 ms period) while the
+    code base builds over and over at `ratio` jobs/CPUs; p50/p99/p99.9 in µs (lower is better)."""
+
+    def run(ctx):
+        cb = ctx["codebase"]
+        load = Background(f"make -s -C {cb} clean >/dev/null; make -s -C {cb} -j{_jobs(ctx, ratio)} prog >/dev/null")
+        try:
+            time.sleep(1)
+            out = _sh([f"{ctx['probes']}/wakelat", str(ctx["secs"]), str(ctx["ncpu"]), "10000"]).stdout
+        finally:
+            load.stop()
+        vals = dict(kv.split("=") for kv in out.split())
+        return {"p50_us": int(vals["p50"]), "p99_us": int(vals["p99"]), "p999_us": int(vals["p999"]),
+                "max_us": int(vals["max"]), "samples": int(vals["samples"])}
+    return run
+
+
+def interactive(jobs_per_cpu):
+    """Seed 003's "interactive at any load": one CPU hog's progress (work per second) alone, or while
+    `make -j(jobs_per_cpu x CPUs)` builds over and over (higher is better)."""
+
+    def run(ctx):
+        load = None
+        if jobs_per_cpu:
+            cb = ctx["codebase"]
+            load = Background(f"make -s -C {cb} clean >/dev/null; make -s -k -C {cb} -j{ctx['ncpu'] * jobs_per_cpu} prog >/dev/null")
+            time.sleep(1)
+        try:
+            out = _sh([f"{ctx['probes']}/hograte", str(ctx["secs"])]).stdout
+        finally:
+            if load:
+                load.stop()
+        return {"rate": float(out.split("=")[1])}
+    return run
+
+
+def forkwait(ctx):
+    """Seed 002's fork/wait pattern: fork -> exec /bin/true -> wait, children per second (higher)."""
+    out = _sh([f"{ctx['probes']}/forkwait", str(ctx["secs"])]).stdout
+    return {"rate": float(out.split("=")[1])}
+
+
+# name -> runner, primary metric, whether higher is better, description
+WORKLOADS = {
+    "build-50": {"run": build(0.5), "primary": "seconds", "higher": False, "desc": "make -j(0.5 x CPUs)"},
+    "build-100": {"run": build(1.0), "primary": "seconds", "higher": False, "desc": "make -j(CPUs)"},
+    "build-150": {"run": build(1.5), "primary": "seconds", "higher": False, "desc": "make -j(1.5 x CPUs)"},
+    "build-100+50idle": {"run": build(1.0, 0.5), "primary": "seconds", "higher": False,
+                         "desc": "make -j(CPUs) + SCHED_IDLE burners on half the CPUs"},
+    "messaging": {"run": messaging, "primary": "seconds", "higher": False, "desc": "hackbench -P"},
+    "pipe": {"run": pipe, "primary": "usecs_per_op", "higher": False, "desc": "perf bench sched pipe"},
+    "wakelat-100": {"run": wakelat(1.0), "primary": "p99_us", "higher": False,
+                    "desc": "wake-up latency while make -j(CPUs) runs"},
+    "wakelat-150": {"run": wakelat(1.5), "primary": "p99_us", "higher": False,
+                    "desc": "wake-up latency while make -j(1.5 x CPUs) runs"},
+    "interactive-alone": {"run": interactive(0), "primary": "rate", "higher": True, "desc": "CPU hog alone"},
+    "interactive-4x": {"run": interactive(4), "primary": "rate", "higher": True,
+                       "desc": "CPU hog beside make -j(4 x CPUs)"},
+    "interactive-16x": {"run": interactive(16), "primary": "rate", "higher": True,
+                        "desc": "CPU hog beside make -j(16 x CPUs)"},
+    "forkwait": {"run": forkwait, "primary": "rate", "higher": True, "desc": "fork -> exec -> wait chain"},
+}
+
+# the seeds' four build ratios, reported side by side
+BUILD_FOUR = ["build-50", "build-100", "build-150", "build-100+50idle"]
