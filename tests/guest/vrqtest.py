@@ -74,8 +74,9 @@ class Scheduler:
     def start(self, timeout=30):
         self.logf = open(self.log_path, "w")
         self.proc = subprocess.Popen([SCX_VRQ, *self.args], stdout=self.logf, stderr=subprocess.STDOUT)
-        ok = wait_for(lambda: scx_state() == "enabled" and os.path.exists(STATS_SOCK)
-                      or self.proc.poll() is not None, timeout)
+        # Loaded means enabled *and* serving stats: a socket file left by an earlier instance exists
+        # before this one binds it, so only a successful connection counts.
+        ok = wait_for(lambda: scx_state() == "enabled" and stats_ready() or self.proc.poll() is not None, timeout)
         if not ok or self.proc.poll() is not None:
             raise RuntimeError(f"scx_vrq {' '.join(self.args)} did not load: state={scx_state()} "
                                f"exit={self.proc.poll()} log: {self.tail()}")
@@ -107,6 +108,17 @@ class Scheduler:
                 return " | ".join(f.read().strip().splitlines()[-n:])
         except OSError:
             return ""
+
+
+def stats_ready(path=STATS_SOCK):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
 
 
 class Stats:
