@@ -317,6 +317,29 @@ impl Drop for Scheduler<'_> {
     }
 }
 
+/// Restarts asked by the kernel (CPU hotplug) are honoured, but a storm of them is not looped on
+/// forever: more than MAX within WINDOW and scx_vrq exits, leaving the kernel's scheduler in charge.
+#[derive(Default)]
+struct RestartBudget {
+    recent: std::collections::VecDeque<std::time::Instant>,
+}
+
+impl RestartBudget {
+    const MAX: usize = 20;
+    const WINDOW: Duration = Duration::from_secs(60);
+
+    fn allow(&mut self, now: std::time::Instant) -> bool {
+        while self.recent.front().is_some_and(|t| now.duration_since(*t) > Self::WINDOW) {
+            self.recent.pop_front();
+        }
+        if self.recent.len() >= Self::MAX {
+            return false;
+        }
+        self.recent.push_back(now);
+        true
+    }
+}
+
 fn init_log(verbose: bool) -> Result<()> {
     let mut cfg = simplelog::ConfigBuilder::new();
     let _ = cfg.set_time_offset_to_local();
@@ -374,10 +397,18 @@ fn run(opts: &Opts) -> Result<()> {
 
     preflight()?;
     let mut open_object = MaybeUninit::uninit();
+    let mut restarts = RestartBudget::default();
     loop {
         let mut sched = Scheduler::init(opts, &mut open_object)?;
         let exit = sched.run(shutdown.clone())?;
         if exit.should_restart() && !shutdown.load(Ordering::Relaxed) {
+            if !restarts.allow(std::time::Instant::now()) {
+                bail!(
+                    "the kernel asked for more than {} restarts within {} s; giving up (the kernel's scheduler stays in charge)",
+                    RestartBudget::MAX,
+                    RestartBudget::WINDOW.as_secs()
+                );
+            }
             info!("the kernel asked for a restart (CPU hotplug); reloading");
             continue;
         }
@@ -454,6 +485,17 @@ mod tests {
         assert_eq!(QueueMode::Global.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32);
         assert_eq!(QueueMode::Llc.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32);
         assert_eq!(QueueMode::Cpu.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32);
+    }
+
+    #[test]
+    fn restart_storms_are_bounded() {
+        let mut b = RestartBudget::default();
+        let t0 = std::time::Instant::now();
+        for i in 0..RestartBudget::MAX {
+            assert!(b.allow(t0 + Duration::from_millis(i as u64)), "restart {i} refused");
+        }
+        assert!(!b.allow(t0 + Duration::from_secs(1)), "restart past the budget allowed");
+        assert!(b.allow(t0 + RestartBudget::WINDOW + Duration::from_secs(2)), "budget never refills");
     }
 
     #[test]
