@@ -110,6 +110,11 @@ struct Opts {
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]
     idle_bound_ms: u64,
 
+    /// What sched_yield() does (BFS yield_type): 0 nothing; 1 give up the CPU only to a task with an
+    /// earlier deadline; 2 expire the slice (new deadline from now, behind the waiting tasks).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2))]
+    yield_type: u32,
+
     /// Print statistics every SECS seconds while the scheduler runs.
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
     stats: Option<f64>,
@@ -233,6 +238,7 @@ impl<'a> Scheduler<'a> {
         rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
         rodata.max_round_ns = opts.max_round_ms * 1_000_000;
         rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
+        rodata.yield_type = opts.yield_type;
         rodata.nr_cpus = nr_cpus as u32;
         for (id, t) in &cpus {
             let slot = &mut rodata.cpu_topo[*id];
@@ -240,7 +246,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -249,6 +255,7 @@ impl<'a> Scheduler<'a> {
             opts.max_round_ms,
             opts.min_slice_us,
             opts.idle_bound_ms,
+            opts.yield_type,
             cpus.len()
         );
 
@@ -458,6 +465,7 @@ mod tests {
         assert_eq!(o.rr_interval_ms, 6, "BFS rr_interval default");
         assert_eq!(o.queue, QueueMode::Llc);
         assert_eq!(o.idle_bound_ms, 2000);
+        assert_eq!(o.yield_type, 1, "BFS yield_type default");
         assert!(o.idle_bound_ms < WATCHDOG_MS && o.max_round_ms < WATCHDOG_MS);
     }
 
@@ -472,6 +480,7 @@ mod tests {
             &["--idle-bound-ms", "5001"],
             &["--stats", "0.01"],
             &["--monitor", "x"],
+            &["--yield-type", "3"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was accepted");
         }

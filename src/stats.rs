@@ -81,6 +81,7 @@ vrq_metrics! {
     idle_bound = vrq_stat_VRQ_STAT_IDLE_BOUND: "SCHED_IDLE tasks run because they waited past the bound",
     slice_shrunk = vrq_stat_VRQ_STAT_SLICE_SHRUNK: "Slices shortened because a queue is long",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
+    yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
 }
 
 impl Metrics {
@@ -111,7 +112,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} \
-             rebase:{} | goidle idle:{} blocked:{} needother:{}",
+             rebase:{} yield:{} | goidle idle:{} blocked:{} needother:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -120,6 +121,7 @@ impl Metrics {
             self.idle_bound,
             self.slice_shrunk,
             self.niffies_rebase,
+            self.yields,
             self.goidle_idle,
             self.goidle_blocked,
             self.goidle_needother,

@@ -155,6 +155,14 @@ static void test_queue_of(void)
 	CHECK(vrq_queue_of(VRQ_QUEUE_CPU, 5, &topo8[5]) == 5);
 }
 
+static void test_yield_type(void)
+{
+	CHECK(!vrq_yield_gives_up_cpu(VRQ_YIELD_NONE) && !vrq_yield_expires_slice(VRQ_YIELD_NONE));
+	CHECK(vrq_yield_gives_up_cpu(VRQ_YIELD_BETTER) && !vrq_yield_expires_slice(VRQ_YIELD_BETTER));
+	CHECK(vrq_yield_gives_up_cpu(VRQ_YIELD_EXPIRE) && vrq_yield_expires_slice(VRQ_YIELD_EXPIRE));
+	CHECK(!vrq_yield_gives_up_cpu(3) && !vrq_yield_expires_slice(3));
+}
+
 static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound)
 {
 	u64 total = 0;
@@ -205,6 +213,7 @@ int main(void)
 	test_expiry_and_clocks();
 	test_cpu_distance();
 	test_queue_of();
+	test_yield_type();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -54,11 +54,11 @@ def cmd_run(a):
         schedulers.insert(0, "eevdf")  # the baseline every ratio is taken against
     runs = a.runs or (3 if a.quick else 10)
     secs = a.secs or (8 if a.quick else 30)
-    if runs < 1 or secs < 1:
-        sys.exit("bench: --runs and --secs must be at least 1")
+    if runs < 1 or secs < 1 or (a.build_units is not None and a.build_units < 1):
+        sys.exit("bench: --runs, --secs and --build-units must be at least 1")
     out = os.path.abspath(a.out or os.path.join(REPO, "bench-results", time.strftime("%Y%m%d-%H%M%S")))
     plan = {"workloads": workloads, "schedulers": schedulers, "runs": runs, "secs": secs, "quick": a.quick,
-            "build_units": 10 if a.quick else 24}
+            "build_units": a.build_units or (10 if a.quick else 24)}
     os.makedirs(out, exist_ok=True)
     plan_path = os.path.join(out, "plan.json")
     if os.path.exists(plan_path):
@@ -119,6 +119,7 @@ def main(argv=None):
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
     r.add_argument("--workloads", help="comma-separated (bench list); default all")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all; eevdf is always added")
+    r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")
     r.add_argument("--cpus", type=int, default=4, help="VM vCPUs (default 4)")

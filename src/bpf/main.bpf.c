@@ -25,6 +25,7 @@ const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
+const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 
@@ -528,6 +529,26 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		cctx->running_priodl = 0;
 }
 
+/*
+ * sched_yield() (BFS yield_type, policy.h). Giving up the CPU is zeroing the kernel's slice: the CPU
+ * then dispatches, where the caller competes by its priodl like any task that just ran. Expiring also
+ * uses up our own slice, so that competition starts from a new deadline. yield_to() (@to set) is not
+ * supported: nothing is done and false tells the kernel so.
+ */
+bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
+{
+	struct task_ctx *tctx;
+
+	if (to)
+		return false;
+	stat_inc(VRQ_STAT_YIELD);
+	if (vrq_yield_expires_slice(yield_type) && (tctx = task_ctx_of(from)))
+		tctx->time_slice = 0;
+	if (vrq_yield_gives_up_cpu(yield_type))
+		from->scx.slice = 0;
+	return false;
+}
+
 s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct task_ctx *tctx;
@@ -628,6 +649,7 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .dispatch	= (void *)vrq_dispatch,
 	       .running		= (void *)vrq_running,
 	       .tick		= (void *)vrq_tick,
+	       .yield		= (void *)vrq_yield,
 	       .stopping	= (void *)vrq_stopping,
 	       .init_task	= (void *)vrq_init_task,
 	       .init		= (void *)vrq_init,

@@ -11,6 +11,7 @@
  *   - CPU-selection / locality order .. vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
+ *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
  */
 #ifndef __VRQ_POLICY_H
 #define __VRQ_POLICY_H
@@ -201,6 +202,29 @@ static __always_inline u32 vrq_queue_of(u32 mode, u32 cpu, const struct vrq_cpu_
 	default:
 		return 0;
 	}
+}
+
+/*
+ * BFS yield_type, what sched_yield() does:
+ *   0  nothing: the caller keeps the CPU and its slice;
+ *   1  give up the CPU only to a task with a smaller priodl (the caller keeps its deadline, so it
+ *      runs again at once if nothing better waits) -- BFS's default;
+ *   2  expire the slice: a new deadline from now, behind the tasks already waiting.
+ */
+enum vrq_yield_type {
+	VRQ_YIELD_NONE		= 0,
+	VRQ_YIELD_BETTER	= 1,
+	VRQ_YIELD_EXPIRE	= 2,
+};
+
+static __always_inline int vrq_yield_gives_up_cpu(u32 yield_type)
+{
+	return yield_type == VRQ_YIELD_BETTER || yield_type == VRQ_YIELD_EXPIRE;
+}
+
+static __always_inline int vrq_yield_expires_slice(u32 yield_type)
+{
+	return yield_type == VRQ_YIELD_EXPIRE;
 }
 
 #endif /* __VRQ_POLICY_H */

@@ -14,7 +14,7 @@ import os
 import subprocess
 import time
 
-from vrqtest import (SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, log, nr_cpus,
+from vrqtest import (POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, log, nr_cpus,
                      predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all, wait_for)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
@@ -150,6 +150,37 @@ def test_errors(r):
         sched.stop()
 
 
+def test_yield_type(r, secs):
+    """--yield-type: a task calling sched_yield() in a loop beside a CPU hog on one CPU keeps about half
+    the CPU when yields do nothing (0), and next to nothing when each yield expires its slice (2)."""
+    cpu = nr_cpus() - 1
+    yielder = os.path.join(os.path.dirname(POLICY_SIM), "yielder")
+    shares = {}
+    for yt in (0, 1, 2):
+        sched = Scheduler("--yield-type", str(yt), name=f"yield-{yt}").start()
+        try:
+            stats = Stats()
+            procs = [subprocess.Popen(["taskset", "-c", str(cpu), yielder]), start_hog(cpu=cpu)]
+            try:
+                time.sleep(1)
+                a = [runtime_ns(p.pid) for p in procs]
+                time.sleep(secs)
+                b = [runtime_ns(p.pid) for p in procs]
+            finally:
+                stop_all(procs)
+            c = stats.read()
+            stats.close()
+        finally:
+            sched.stop()
+        run = [y - x for x, y in zip(a, b)]
+        shares[yt] = run[0] / (sum(run) or 1)
+        r.check(f"yield/type {yt}: yields counted", c.get("yields", 0) > 0, f"yields={c.get('yields')}")
+        r.figure(f"yield type {yt}: yielder's share beside a hog {shares[yt]:.3f} ({c.get('yields')} yields, {secs}s)")
+    r.check("yield/type 0 ignores yields", shares[0] > 0.35, f"share {shares[0]:.3f}")
+    r.check("yield/type 2 expires the slice", shares[2] < 0.2 and shares[2] < shares[0] / 2,
+            f"share {shares[2]:.3f} vs {shares[0]:.3f} with type 0")
+
+
 def set_online(cpu, online):
     with open(f"/sys/devices/system/cpu/cpu{cpu}/online", "w") as f:
         f.write("1" if online else "0")
@@ -209,6 +240,7 @@ def main():
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     test_errors(r)
     test_hotplug_restart(r)
+    test_yield_type(r, opts.share_secs // 2)
     r.finish("scheduler")
 
 
