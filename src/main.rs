@@ -49,6 +49,27 @@ const MAX_CPUS: usize = bpf_intf::vrq_consts_VRQ_MAX_CPUS as usize;
 /// longer than this ejects the scheduler, so every wait bound must stay below it.
 const WATCHDOG_MS: u64 = 10_000;
 
+/// Which tasks share one entity's CPU (seed 003).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum GroupMode {
+    /// Plain BFS: every task is its own entity.
+    Off,
+    /// The threads of one process share one task's CPU.
+    Thread,
+    /// The processes of one session (a terminal's jobs, a service) share one task's CPU.
+    Session,
+}
+
+impl GroupMode {
+    fn bpf_value(self) -> u32 {
+        match self {
+            GroupMode::Off => bpf_intf::vrq_group_mode_VRQ_GROUP_OFF as u32,
+            GroupMode::Thread => bpf_intf::vrq_group_mode_VRQ_GROUP_THREAD as u32,
+            GroupMode::Session => bpf_intf::vrq_group_mode_VRQ_GROUP_SESSION as u32,
+        }
+    }
+}
+
 /// Which CPUs share one run queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum QueueMode {
@@ -114,6 +135,13 @@ struct Opts {
     /// earlier deadline; 2 expire the slice (new deadline from now, behind the waiting tasks).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2))]
     yield_type: u32,
+
+    /// Group accounting (seed 003): off; thread (a process's threads count as one task); session (a
+    /// session's processes count as one task: `make -j64` in one terminal gets about one task's CPU
+    /// beside a CPU hog in another). Each task's deadline offset is multiplied by the number of
+    /// runnable tasks in its group. Note the seed's warning: make itself then runs like a niced task.
+    #[arg(long, value_enum, default_value_t = GroupMode::Off)]
+    group_accounting: GroupMode,
 
     /// Print statistics every SECS seconds while the scheduler runs.
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
@@ -239,6 +267,7 @@ impl<'a> Scheduler<'a> {
         rodata.max_round_ns = opts.max_round_ms * 1_000_000;
         rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
         rodata.yield_type = opts.yield_type;
+        rodata.group_mode = opts.group_accounting.bpf_value();
         rodata.nr_cpus = nr_cpus as u32;
         for (id, t) in &cpus {
             let slot = &mut rodata.cpu_topo[*id];
@@ -246,7 +275,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -256,6 +285,7 @@ impl<'a> Scheduler<'a> {
             opts.min_slice_us,
             opts.idle_bound_ms,
             opts.yield_type,
+            opts.group_accounting,
             cpus.len()
         );
 

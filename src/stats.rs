@@ -82,6 +82,7 @@ vrq_metrics! {
     slice_shrunk = vrq_stat_VRQ_STAT_SLICE_SHRUNK: "Slices shortened because a queue is long",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
+    group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched by the group's runnable tasks",
 }
 
 impl Metrics {
@@ -112,7 +113,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} \
-             rebase:{} yield:{} | goidle idle:{} blocked:{} needother:{}",
+             rebase:{} yield:{} group:{} | goidle idle:{} blocked:{} needother:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -122,6 +123,7 @@ impl Metrics {
             self.slice_shrunk,
             self.niffies_rebase,
             self.yields,
+            self.group_scaled,
             self.goidle_idle,
             self.goidle_blocked,
             self.goidle_needother,

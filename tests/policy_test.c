@@ -163,6 +163,21 @@ static void test_yield_type(void)
 	CHECK(!vrq_yield_gives_up_cpu(3) && !vrq_yield_expires_slice(3));
 }
 
+static void test_group_deadline(void)
+{
+	u64 one = vrq_deadline(MS(100), 0, MS(6)) - MS(100);
+
+	/* a lone task, or the group off (count 0/1), is plain BFS */
+	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 1) == vrq_deadline(MS(100), 0, MS(6)));
+	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 0) == vrq_deadline(MS(100), 0, MS(6)));
+	/* N runnable in the group: N times the offset */
+	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 32) == MS(100) + 32 * one);
+	/* capped */
+	CHECK(vrq_group_deadline(0, 0, MS(6), 1000000) == VRQ_GROUP_MAX_SCALE * one);
+	/* nice still counts inside a group */
+	CHECK(vrq_group_deadline(0, 10, MS(6), 4) > vrq_group_deadline(0, 0, MS(6), 4));
+}
+
 static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound)
 {
 	u64 total = 0;
@@ -214,6 +229,7 @@ int main(void)
 	test_cpu_distance();
 	test_queue_of();
 	test_yield_type();
+	test_group_deadline();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

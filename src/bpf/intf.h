@@ -34,6 +34,13 @@ enum vrq_queue_mode {
 	VRQ_QUEUE_CPU		= 2,	/* one queue per CPU: MuQSS/PDS-like */
 };
 
+/* --group-accounting: which tasks share one entity's CPU (seed 003). */
+enum vrq_group_mode {
+	VRQ_GROUP_OFF		= 0,	/* plain BFS: every task is its own entity */
+	VRQ_GROUP_THREAD	= 1,	/* the threads of one process (thread group) */
+	VRQ_GROUP_SESSION	= 2,	/* the processes of one session: a terminal's job, a service */
+};
+
 /*
  * Topological distance between two CPUs, also the CPU-selection order (seed 001, best_mask_cpu):
  * the previous CPU, its SMT sibling, a CPU sharing its LLC, the same package, the same node, any.
@@ -82,6 +89,7 @@ enum vrq_stat {
 	VRQ_STAT_SLICE_SHRUNK,		/* slice shortened because the queue is long (--max-round-ms) */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
+	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched because their group had other runnable tasks */
 	VRQ_NR_STATS,
 };
 

@@ -26,6 +26,7 @@ const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
+const volatile u32 group_mode = VRQ_GROUP_OFF;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 
@@ -61,12 +62,21 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpu_ctxs SEC(".maps");
 
+/* Runnable tasks per group (--group-accounting), keyed by the group's id (tgid or session id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, s64);
+} group_runnable SEC(".maps");
+
 struct task_ctx {
 	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
 	s64 time_slice;		/* what is left of the current slice (ns) */
 	u64 last_charged;	/* when run time was last charged to time_slice */
 	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits) */
 	u32 queue;		/* the queue whose clock `deadline` is on */
+	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	u8 sync_wakeup;		/* set by select_cpu for enqueue */
 };
 
@@ -159,6 +169,32 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
 	return vrq_priodl(vrq_task_prio(p->policy, !!(p->flags & PF_EXITING)), tctx->deadline);
 }
 
+/* The group a task belongs to under --group-accounting (0 when off). */
+static __always_inline u32 group_of(struct task_struct *p)
+{
+	struct pid *sid;
+
+	switch (group_mode) {
+	case VRQ_GROUP_THREAD:
+		return p->tgid;
+	case VRQ_GROUP_SESSION:
+		sid = BPF_CORE_READ(p, signal, pids[PIDTYPE_SID]);
+		return sid ? BPF_CORE_READ(sid, numbers[0].nr) : p->tgid;
+	default:
+		return 0;
+	}
+}
+
+static __always_inline u64 group_runnable_of(u32 group)
+{
+	s64 *n;
+
+	if (!group)
+		return 1;
+	n = bpf_map_lookup_elem(&group_runnable, &group);
+	return n && *n > 0 ? *n : 1;
+}
+
 /* Charge the run time since the last charge to the task's slice. */
 static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 {
@@ -191,9 +227,13 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 	if (vrq_slice_expired(tctx->time_slice) || vrq_deadline_expired(tctx->deadline, niffies)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		u64 group_n = group_runnable_of(tctx->group);
+
 		tctx->time_slice = slice;
-		tctx->deadline = vrq_deadline(niffies, task_nice(p), slice);
+		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n);
 		stat_inc(VRQ_STAT_NEW_DEADLINE);
+		if (group_n > 1)
+			stat_inc(VRQ_STAT_GROUP_SCALED);
 	} else if (tctx->time_slice > (s64)slice) {
 		/* the queue grew long: do not let a stale long slice hold up the round */
 		tctx->time_slice = slice;
@@ -549,6 +589,42 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 	return false;
 }
 
+/* Group accounting: count the group's runnable tasks while this one is runnable. */
+void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx;
+	s64 one = 1, *n;
+	u32 group;
+
+	if (group_mode == VRQ_GROUP_OFF || !(tctx = task_ctx_of(p)))
+		return;
+	group = group_of(p);
+	tctx->group = group;
+	if (!group)
+		return;
+	n = bpf_map_lookup_elem(&group_runnable, &group);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	/* first runnable task of the group; if another CPU created the entry meanwhile, count on it */
+	if (bpf_map_update_elem(&group_runnable, &group, &one, BPF_NOEXIST) &&
+	    (n = bpf_map_lookup_elem(&group_runnable, &group)))
+		__sync_fetch_and_add(n, 1);
+}
+
+void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx;
+	s64 *n;
+
+	if (group_mode == VRQ_GROUP_OFF || !(tctx = task_ctx_of(p)) || !tctx->group)
+		return;
+	n = bpf_map_lookup_elem(&group_runnable, &tctx->group);
+	if (n && *n > 0)
+		__sync_fetch_and_sub(n, 1);
+}
+
 s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct task_ctx *tctx;
@@ -650,6 +726,8 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .running		= (void *)vrq_running,
 	       .tick		= (void *)vrq_tick,
 	       .yield		= (void *)vrq_yield,
+	       .runnable	= (void *)vrq_runnable,
+	       .quiescent	= (void *)vrq_quiescent,
 	       .stopping	= (void *)vrq_stopping,
 	       .init_task	= (void *)vrq_init_task,
 	       .init		= (void *)vrq_init,

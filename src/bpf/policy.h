@@ -12,6 +12,7 @@
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
+ *   - group accounting (seed 003) ..... vrq_group_deadline()
  */
 #ifndef __VRQ_POLICY_H
 #define __VRQ_POLICY_H
@@ -75,6 +76,23 @@ static __always_inline u64 vrq_prio_ratio(s32 nice)
 static __always_inline u64 vrq_deadline(u64 niffies, s32 nice, u64 slice_ns)
 {
 	return niffies + vrq_prio_ratio(nice) * slice_ns / VRQ_PRIO_RATIO_BASE;
+}
+
+/*
+ * Group accounting (seed 003): the tasks of one group share one entity's CPU. BFS's way: each task's
+ * deadline offset is multiplied by the number of runnable tasks in its group, so a group of N runnable
+ * tasks gets about what one task would. Nice still applies within and across groups. The multiplier is
+ * capped so that a huge group cannot overflow the deadline (it is already last in line by then).
+ */
+#define VRQ_GROUP_MAX_SCALE 4096
+
+static __always_inline u64 vrq_group_deadline(u64 niffies, s32 nice, u64 slice_ns, u64 group_runnable)
+{
+	if (group_runnable < 1)
+		group_runnable = 1;
+	if (group_runnable > VRQ_GROUP_MAX_SCALE)
+		group_runnable = VRQ_GROUP_MAX_SCALE;
+	return niffies + group_runnable * (vrq_prio_ratio(nice) * slice_ns / VRQ_PRIO_RATIO_BASE);
 }
 
 /*

@@ -11,10 +11,11 @@ Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
 
 import argparse
 import os
+import signal
 import subprocess
 import time
 
-from vrqtest import (POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, log, nr_cpus,
+from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, log, nr_cpus,
                      predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all, wait_for)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
@@ -181,6 +182,46 @@ def test_yield_type(r, secs):
             f"share {shares[2]:.3f} vs {shares[0]:.3f} with type 0")
 
 
+def test_group_accounting(r, secs):
+    """Seed 003's make -j128 + video encode: a CPU hog in one session beside a process tree of
+    16 x CPUs CPU-bound children in another. With --group-accounting session the hog keeps >= 80% of a
+    CPU; with it off (plain BFS) it gets about its 1/(tasks) share."""
+    n = 16 * nr_cpus()
+    threadhog = os.path.join(os.path.dirname(POLICY_SIM), "threadhog")
+    loads = {
+        "session": f"for i in $(seq {n}); do /bin/sh -c '{HOG}' & done; wait",  # a process tree
+        "thread": f"exec {threadhog} {n}",                                     # one process's threads
+    }
+    shares = {}
+    for mode in ("off", "session", "thread"):
+        sched = Scheduler("--group-accounting", mode, name=f"group-{mode}").start()
+        hog = tree = None
+        try:
+            stats = Stats()
+            hog = subprocess.Popen(["setsid", "/bin/sh", "-c", HOG])
+            tree = subprocess.Popen(["setsid", "/bin/sh", "-c", loads.get(mode, loads["session"])])
+            time.sleep(3)
+            a = runtime_ns(hog.pid)
+            time.sleep(secs)
+            shares[mode] = (runtime_ns(hog.pid) - a) / (secs * 1e9)
+            c = stats.read()
+            stats.close()
+        finally:
+            for p in (hog, tree):
+                if p:
+                    try:
+                        os.killpg(p.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    p.wait()
+            sched.stop()
+        r.figure(f"group {mode}: a CPU hog beside {n} CPU-bound {'threads of one process' if mode == 'thread' else 'children of one session'} gets "
+                 f"{shares[mode]:.2f} of a CPU ({secs}s; group-scaled deadlines {c.get('group_scaled')})")
+    r.check("group/session: the hog keeps >= 80% of a CPU", shares["session"] >= 0.8, f"{shares['session']:.2f}")
+    r.check("group/thread: the hog keeps >= 80% of a CPU", shares["thread"] >= 0.8, f"{shares['thread']:.2f}")
+    r.check("group/off: plain BFS shares by task", shares["off"] < 0.5, f"{shares['off']:.2f}")
+
+
 def set_online(cpu, online):
     with open(f"/sys/devices/system/cpu/cpu{cpu}/online", "w") as f:
         f.write("1" if online else "0")
@@ -241,6 +282,7 @@ def main():
     test_errors(r)
     test_hotplug_restart(r)
     test_yield_type(r, opts.share_secs // 2)
+    test_group_accounting(r, opts.share_secs // 2)
     r.finish("scheduler")
 
 
