@@ -143,6 +143,11 @@ struct Opts {
     #[arg(long, value_enum, default_value_t = GroupMode::Off)]
     group_accounting: GroupMode,
 
+    /// Fork-depth penalty (seed 003): a task's deadline offset is multiplied by how many forks it is
+    /// below init, so deep process trees (a build's compilers) yield to shallow ones.
+    #[arg(long)]
+    fork_depth_penalty: bool,
+
     /// Print statistics every SECS seconds while the scheduler runs.
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
     stats: Option<f64>,
@@ -268,6 +273,7 @@ impl<'a> Scheduler<'a> {
         rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
         rodata.yield_type = opts.yield_type;
         rodata.group_mode = opts.group_accounting.bpf_value();
+        rodata.fork_depth_penalty = opts.fork_depth_penalty;
         rodata.nr_cpus = nr_cpus as u32;
         for (id, t) in &cpus {
             let slot = &mut rodata.cpu_topo[*id];
@@ -275,7 +281,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -286,6 +292,7 @@ impl<'a> Scheduler<'a> {
             opts.idle_bound_ms,
             opts.yield_type,
             opts.group_accounting,
+            opts.fork_depth_penalty,
             cpus.len()
         );
 

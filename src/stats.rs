@@ -83,6 +83,7 @@ vrq_metrics! {
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
     group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched by the group's runnable tasks",
+    depth_scaled = vrq_stat_VRQ_STAT_DEPTH_SCALED: "Deadlines stretched by the fork-depth penalty",
 }
 
 impl Metrics {
@@ -113,7 +114,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} \
-             rebase:{} yield:{} group:{} | goidle idle:{} blocked:{} needother:{}",
+             rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -124,6 +125,7 @@ impl Metrics {
             self.niffies_rebase,
             self.yields,
             self.group_scaled,
+            self.depth_scaled,
             self.goidle_idle,
             self.goidle_blocked,
             self.goidle_needother,

@@ -178,6 +178,17 @@ static void test_group_deadline(void)
 	CHECK(vrq_group_deadline(0, 10, MS(6), 4) > vrq_group_deadline(0, 0, MS(6), 4));
 }
 
+static void test_fork_depth(void)
+{
+	CHECK(vrq_fork_depth_scale(0) == 1);
+	CHECK(vrq_fork_depth_scale(1) == 1);
+	CHECK(vrq_fork_depth_scale(5) == 5);
+	CHECK(vrq_fork_depth_scale(1000) == VRQ_FORK_DEPTH_MAX);
+	/* deeper: a later deadline, by the ratio of depths */
+	CHECK(vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(6)) ==
+	      2 * vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(3)));
+}
+
 static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound)
 {
 	u64 total = 0;
@@ -230,6 +241,7 @@ int main(void)
 	test_queue_of();
 	test_yield_type();
 	test_group_deadline();
+	test_fork_depth();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

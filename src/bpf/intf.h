@@ -90,6 +90,7 @@ enum vrq_stat {
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
 	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched because their group had other runnable tasks */
+	VRQ_STAT_DEPTH_SCALED,		/* deadlines stretched by the fork-depth penalty */
 	VRQ_NR_STATS,
 };
 

@@ -27,6 +27,7 @@ const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
+const volatile bool fork_depth_penalty = false;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 
@@ -77,6 +78,7 @@ struct task_ctx {
 	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits) */
 	u32 queue;		/* the queue whose clock `deadline` is on */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
+	u32 fork_depth;		/* forks from init (init's children: 1) */
 	u8 sync_wakeup;		/* set by select_cpu for enqueue */
 };
 
@@ -228,12 +230,15 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
 		u64 group_n = group_runnable_of(tctx->group);
+		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
 
 		tctx->time_slice = slice;
-		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n);
+		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n * depth_n);
 		stat_inc(VRQ_STAT_NEW_DEADLINE);
 		if (group_n > 1)
 			stat_inc(VRQ_STAT_GROUP_SCALED);
+		if (depth_n > 1)
+			stat_inc(VRQ_STAT_DEPTH_SCALED);
 	} else if (tctx->time_slice > (s64)slice) {
 		/* the queue grew long: do not let a stale long slice hold up the round */
 		tctx->time_slice = slice;
@@ -625,6 +630,27 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 		__sync_fetch_and_sub(n, 1);
 }
 
+/* Forks from init: walk up real_parent (bounded); pid 1 and kernel threads' parents end it. */
+static u32 fork_depth_of(struct task_struct *p)
+{
+	struct task_struct *t = p;
+	u32 depth = 0, i;
+
+	if (!fork_depth_penalty)
+		return 0;
+	bpf_for(i, 0, VRQ_FORK_DEPTH_MAX) {
+		s32 pid = BPF_CORE_READ(t, pid);
+
+		if (pid <= 1)
+			break;
+		depth++;
+		t = BPF_CORE_READ(t, real_parent);
+		if (!t)
+			break;
+	}
+	return depth;
+}
+
 s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct task_ctx *tctx;
@@ -636,6 +662,7 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->time_slice = 0;
 	tctx->deadline = 0;
 	tctx->queue = VRQ_NO_QUEUE;
+	tctx->fork_depth = fork_depth_of(p);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
  *   - group accounting (seed 003) ..... vrq_group_deadline()
+ *   - fork-depth penalty (seed 003) ... vrq_fork_depth_scale()
  */
 #ifndef __VRQ_POLICY_H
 #define __VRQ_POLICY_H
@@ -93,6 +94,21 @@ static __always_inline u64 vrq_group_deadline(u64 niffies, s32 nice, u64 slice_n
 	if (group_runnable > VRQ_GROUP_MAX_SCALE)
 		group_runnable = VRQ_GROUP_MAX_SCALE;
 	return niffies + group_runnable * (vrq_prio_ratio(nice) * slice_ns / VRQ_PRIO_RATIO_BASE);
+}
+
+/*
+ * Fork-depth penalty (seed 003, "hierarchical tree-based penalty"): the deeper a task was forked from
+ * init, the later its deadline -- the offset is multiplied by its depth (init's children are depth 1).
+ * A build's compilers (make -> sh -> cc, several levels below the shell) then yield to the shell's
+ * direct children. Capped like the group scale; combined with it by multiplication.
+ */
+#define VRQ_FORK_DEPTH_MAX 64
+
+static __always_inline u64 vrq_fork_depth_scale(u32 depth)
+{
+	if (depth < 1)
+		return 1;
+	return depth > VRQ_FORK_DEPTH_MAX ? VRQ_FORK_DEPTH_MAX : depth;
 }
 
 /*

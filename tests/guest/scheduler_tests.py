@@ -222,6 +222,52 @@ def test_group_accounting(r, secs):
     r.check("group/off: plain BFS shares by task", shares["off"] < 0.5, f"{shares['off']:.2f}")
 
 
+def test_fork_depth_penalty(r, secs):
+    """--fork-depth-penalty: a hog forked 4 levels deeper than another, both pinned to one CPU, gets
+    less of it with the penalty on; about half with it off."""
+    cpu = nr_cpus() - 1
+    deep_cmd = f"sh -c \"sh -c 'sh -c \\\"{HOG}\\\"; :'; :\"; :"
+    shares = {}
+    for on in (False, True):
+        sched = Scheduler(*(["--fork-depth-penalty"] if on else []), name=f"depth-{on}").start()
+        procs = []
+        try:
+            stats = Stats()
+            procs = [subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", HOG], start_new_session=True),
+                     subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", deep_cmd], start_new_session=True)]
+            time.sleep(2)
+            deep_pid = deepest_descendant(procs[1].pid)
+            a = [runtime_ns(procs[0].pid), runtime_ns(deep_pid)]
+            time.sleep(secs)
+            b = [runtime_ns(procs[0].pid), runtime_ns(deep_pid)]
+            c = stats.read()
+            stats.close()
+        finally:
+            for p in procs:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            sched.stop()
+        run = [y - x for x, y in zip(a, b)]
+        shares[on] = run[0] / (sum(run) or 1)
+        r.figure(f"fork depth penalty {'on' if on else 'off'}: the shallow hog's share of its CPU beside one "
+                 f"4 forks deeper {shares[on]:.3f} ({secs}s; depth-scaled deadlines {c.get('depth_scaled')})")
+    r.check("fork-depth/off: equal shares", 0.35 < shares[False] < 0.65, f"{shares[False]:.3f}")
+    r.check("fork-depth/on: the deeper hog yields", shares[True] > 0.7, f"{shares[True]:.3f}")
+
+
+def deepest_descendant(pid):
+    """The last descendant down a chain of single children (the CPU hog at the bottom)."""
+    while True:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                kids = f.read().split()
+        except OSError:
+            return pid
+        if not kids:
+            return pid
+        pid = int(kids[0])
+
+
 def set_online(cpu, online):
     with open(f"/sys/devices/system/cpu/cpu{cpu}/online", "w") as f:
         f.write("1" if online else "0")
@@ -283,6 +329,7 @@ def main():
     test_hotplug_restart(r)
     test_yield_type(r, opts.share_secs // 2)
     test_group_accounting(r, opts.share_secs // 2)
+    test_fork_depth_penalty(r, opts.share_secs // 2)
     r.finish("scheduler")
 
 
