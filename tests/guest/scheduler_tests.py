@@ -51,17 +51,21 @@ def test_stress(r, sched, mode, secs):
     return counters
 
 
+def cpu_time_over(pids, secs):
+    """The CPU time (ns) each of `pids` receives over the next `secs` seconds."""
+    start = [runtime_ns(p) for p in pids]
+    time.sleep(secs)
+    return [runtime_ns(p) - s for p, s in zip(pids, start)]
+
+
 def measure_pinned(specs, secs, cpu):
     """Start hogs pinned to one CPU, let them settle, return each one's CPU time over `secs`."""
     hogs = [start_hog(cpu=cpu, nice=nice, idle=idle) for nice, idle in specs]
     try:
         time.sleep(1.0)
-        start = [runtime_ns(h.pid) for h in hogs]
-        time.sleep(secs)
-        end = [runtime_ns(h.pid) for h in hogs]
+        return cpu_time_over([h.pid for h in hogs], secs)
     finally:
         stop_all(hogs)
-    return [e - s for s, e in zip(start, end)]
 
 
 def test_nice_share(r, sched, mode, secs):
@@ -164,16 +168,13 @@ def test_yield_type(r, secs):
             procs = [subprocess.Popen(["taskset", "-c", str(cpu), yielder]), start_hog(cpu=cpu)]
             try:
                 time.sleep(1)
-                a = [runtime_ns(p.pid) for p in procs]
-                time.sleep(secs)
-                b = [runtime_ns(p.pid) for p in procs]
+                run = cpu_time_over([p.pid for p in procs], secs)
             finally:
                 stop_all(procs)
             c = stats.read()
             stats.close()
         finally:
             sched.stop()
-        run = [y - x for x, y in zip(a, b)]
         shares[yt] = run[0] / (sum(run) or 1)
         r.check(f"yield/type {yt}: yields counted", c.get("yields", 0) > 0, f"yields={c.get('yields')}")
         r.figure(f"yield type {yt}: yielder's share beside a hog {shares[yt]:.3f} ({c.get('yields')} yields, {secs}s)")
@@ -201,9 +202,7 @@ def test_group_accounting(r, secs):
             hog = subprocess.Popen(["setsid", "/bin/sh", "-c", HOG])
             tree = subprocess.Popen(["setsid", "/bin/sh", "-c", loads.get(mode, loads["session"])])
             time.sleep(3)
-            a = runtime_ns(hog.pid)
-            time.sleep(secs)
-            shares[mode] = (runtime_ns(hog.pid) - a) / (secs * 1e9)
+            shares[mode] = cpu_time_over([hog.pid], secs)[0] / (secs * 1e9)
             c = stats.read()
             stats.close()
         finally:
@@ -236,10 +235,7 @@ def test_fork_depth_penalty(r, secs):
             procs = [subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", HOG], start_new_session=True),
                      subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", deep_cmd], start_new_session=True)]
             time.sleep(2)
-            deep_pid = deepest_descendant(procs[1].pid)
-            a = [runtime_ns(procs[0].pid), runtime_ns(deep_pid)]
-            time.sleep(secs)
-            b = [runtime_ns(procs[0].pid), runtime_ns(deep_pid)]
+            run = cpu_time_over([procs[0].pid, deepest_descendant(procs[1].pid)], secs)
             c = stats.read()
             stats.close()
         finally:
@@ -247,7 +243,6 @@ def test_fork_depth_penalty(r, secs):
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
             sched.stop()
-        run = [y - x for x, y in zip(a, b)]
         shares[on] = run[0] / (sum(run) or 1)
         r.figure(f"fork depth penalty {'on' if on else 'off'}: the shallow hog's share of its CPU beside one "
                  f"4 forks deeper {shares[on]:.3f} ({secs}s; depth-scaled deadlines {c.get('depth_scaled')})")
