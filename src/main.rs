@@ -70,6 +70,24 @@ impl GroupMode {
     }
 }
 
+/// What checks a delayed-migration task's delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum MigrationCheck {
+    /// A BPF timer per waker CPU, armed when a task is placed on it.
+    Timer,
+    /// The waker CPU's scheduler tick.
+    Tick,
+}
+
+impl MigrationCheck {
+    fn bpf_value(self) -> u32 {
+        match self {
+            MigrationCheck::Timer => bpf_intf::vrq_migration_check_VRQ_CHECK_TIMER as u32,
+            MigrationCheck::Tick => bpf_intf::vrq_migration_check_VRQ_CHECK_TICK as u32,
+        }
+    }
+}
+
 /// Which CPUs share one run queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum QueueMode {
@@ -147,6 +165,29 @@ struct Opts {
     /// below init, so deep process trees (a build's compilers) yield to shallow ones.
     #[arg(long)]
     fork_depth_penalty: bool,
+
+    /// Frequency-aware CPU selection (seed 001): a CPU running below PCT% of its maximum performance
+    /// (scx_bpf_cpuperf_cur) counts as scaled, and a waking task prefers non-scaled idle CPUs at each
+    /// distance (same CPU, SMT, LLC before scaled ones; then package, node). 0-100; 0 turns it off.
+    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    freq_threshold: u32,
+
+    /// Delayed migration (seed 002): a woken or forked task whose idle CPU would be a scaled (cold)
+    /// one is placed on the waker's warm CPU, and an idle CPU is woken for it only if it has not run
+    /// within US µs. 0-10000; 0 turns it off; needs --freq-threshold (the RFC used 50).
+    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    migration_delay_us: u64,
+
+    /// What notices a delayed task's delay running out: timer (a BPF timer on the waker CPU, exact)
+    /// or tick (the waker CPU's scheduler tick: no timer cost, up to one tick late).
+    #[arg(long, value_enum, default_value_t = MigrationCheck::Timer)]
+    migration_check: MigrationCheck,
+
+    /// Sticky tasks (BFS): a task descheduled while still runnable is sticky to its CPU; to CPUs of
+    /// other queues its deadline counts as later by the nice-19 offset, so they take it only when they
+    /// have nothing better. Acts between queues: no effect with --queue global, or llc with one LLC.
+    #[arg(long)]
+    sticky: bool,
 
     /// Print statistics every SECS seconds while the scheduler runs.
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
@@ -274,6 +315,10 @@ impl<'a> Scheduler<'a> {
         rodata.yield_type = opts.yield_type;
         rodata.group_mode = opts.group_accounting.bpf_value();
         rodata.fork_depth_penalty = opts.fork_depth_penalty;
+        rodata.freq_threshold_pct = opts.freq_threshold;
+        rodata.migration_delay_ns = opts.migration_delay_us * 1000;
+        rodata.migration_check = opts.migration_check.bpf_value();
+        rodata.sticky_tasks = opts.sticky;
         rodata.nr_cpus = nr_cpus as u32;
         for (id, t) in &cpus {
             let slot = &mut rodata.cpu_topo[*id];
@@ -281,7 +326,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us ({:?}) sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -293,6 +338,10 @@ impl<'a> Scheduler<'a> {
             opts.yield_type,
             opts.group_accounting,
             opts.fork_depth_penalty,
+            opts.freq_threshold,
+            opts.migration_delay_us,
+            opts.migration_check,
+            opts.sticky,
             cpus.len()
         );
 
@@ -475,6 +524,12 @@ fn main() {
         eprintln!(
             "{SCHEDULER_NAME}: --min-slice-us {} is longer than --rr-interval-ms {} (see --help)",
             opts.min_slice_us, opts.rr_interval_ms
+        );
+        std::process::exit(2);
+    }
+    if opts.migration_delay_us > 0 && opts.freq_threshold == 0 {
+        eprintln!(
+            "{SCHEDULER_NAME}: --migration-delay-us needs --freq-threshold: without it no CPU counts as cold (see --help)"
         );
         std::process::exit(2);
     }

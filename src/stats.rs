@@ -84,6 +84,14 @@ vrq_metrics! {
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
     group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched by the group's runnable tasks",
     depth_scaled = vrq_stat_VRQ_STAT_DEPTH_SCALED: "Deadlines stretched by the fork-depth penalty",
+    sel_scaled = vrq_stat_VRQ_STAT_SEL_SCALED: "Wake-ups placed on a frequency-scaled (cold) idle CPU",
+    delay_placed = vrq_stat_VRQ_STAT_DELAY_PLACED: "Woken/forked tasks kept on the warm waker CPU, not a cold idle one",
+    delay_ran_before = vrq_stat_VRQ_STAT_DELAY_RAN_BEFORE: "Delay-placed tasks that ran before the delay was up",
+    delay_migrated = vrq_stat_VRQ_STAT_DELAY_MIGRATED: "Delay-placed tasks still waiting when the delay ran out",
+    sticky_set = vrq_stat_VRQ_STAT_STICKY_SET: "Tasks descheduled while runnable, made sticky to their CPU",
+    sticky_kept = vrq_stat_VRQ_STAT_STICKY_KEPT: "Sticky tasks that ran again on their CPU",
+    sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED: "Other queues' sticky heads passed over as later",
+    sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN: "Sticky tasks that ran on another CPU",
 }
 
 impl Metrics {
@@ -114,7 +122,8 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} \
-             rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}",
+             rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
+             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -129,6 +138,14 @@ impl Metrics {
             self.goidle_idle,
             self.goidle_blocked,
             self.goidle_needother,
+            self.sel_scaled,
+            self.delay_placed,
+            self.delay_ran_before,
+            self.delay_migrated,
+            self.sticky_set,
+            self.sticky_kept,
+            self.sticky_passed,
+            self.sticky_stolen,
         )?;
         Ok(())
     }

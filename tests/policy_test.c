@@ -229,6 +229,85 @@ static void test_simulated_shares(void)
 	CHECK(s < 1.0 && s > 0.99);
 }
 
+static void test_cpu_scaled(void)
+{
+	CHECK(!vrq_cpu_scaled(1, 0));			/* threshold 0: nothing is scaled */
+	CHECK(!vrq_cpu_scaled(VRQ_PERF_ONE, 100));	/* full speed is never scaled */
+	CHECK(vrq_cpu_scaled(VRQ_PERF_ONE - 1, 100));	/* 100%: anything below the maximum is */
+	CHECK(vrq_cpu_scaled(511, 50));			/* 49.9% < 50% */
+	CHECK(!vrq_cpu_scaled(512, 50));		/* exactly 50% */
+	CHECK(!vrq_cpu_scaled(820, 80));		/* 80.08% */
+	CHECK(vrq_cpu_scaled(819, 80));
+}
+
+/* The full seed-001 order, step by step. */
+static void test_select_order(void)
+{
+	static const u32 aware[][2] = {
+		{ VRQ_DIST_SAME, VRQ_PERF_FAST }, { VRQ_DIST_SMT, VRQ_PERF_FAST }, { VRQ_DIST_LLC, VRQ_PERF_FAST },
+		{ VRQ_DIST_SAME, VRQ_PERF_SCALED }, { VRQ_DIST_SMT, VRQ_PERF_SCALED },
+		{ VRQ_DIST_LLC, VRQ_PERF_SCALED },
+		{ VRQ_DIST_PKG, VRQ_PERF_FAST }, { VRQ_DIST_NODE, VRQ_PERF_FAST },
+		{ VRQ_DIST_PKG, VRQ_PERF_SCALED }, { VRQ_DIST_NODE, VRQ_PERF_SCALED },
+		{ VRQ_DIST_ANY, VRQ_PERF_ANY },
+	};
+	u32 i, lvl, perf, n = 0, ok = 1;
+
+	for (i = 0; vrq_select_step(i, 1, &lvl, &perf); i++, n++)
+		ok &= i < 11 && lvl == aware[i][0] && perf == aware[i][1];
+	CHECK(ok);
+	CHECK(n == 11 && n == VRQ_SELECT_MAX_STEPS);
+	/* each (distance, class) pair appears once and every CPU is reachable by the last step */
+	for (i = 0, ok = 1; i < 11; i++) {
+		u32 j;
+
+		for (j = i + 1; j < 11; j++)
+			ok &= !(aware[i][0] == aware[j][0] && aware[i][1] == aware[j][1]);
+	}
+	CHECK(ok);
+
+	/* frequency-blind: the plain distance order, one step per distance */
+	for (i = 0, n = 0, ok = 1; vrq_select_step(i, 0, &lvl, &perf); i++, n++)
+		ok &= lvl == i && perf == VRQ_PERF_ANY;
+	CHECK(ok);
+	CHECK(n == VRQ_NR_DIST);
+	CHECK(n <= VRQ_SELECT_MAX_STEPS);
+}
+
+static void test_delay_placement(void)
+{
+	CHECK(vrq_delay_placement(US(50), 1, 0, 1, 0));
+	CHECK(!vrq_delay_placement(0, 1, 0, 1, 0));	/* off */
+	CHECK(!vrq_delay_placement(US(50), 0, 0, 1, 0));	/* the idle CPU found is warm: use it */
+	CHECK(!vrq_delay_placement(US(50), 1, 1, 1, 0));	/* the waker is cold too */
+	CHECK(!vrq_delay_placement(US(50), 1, 0, 0, 0));	/* the task may not run on the waker */
+	CHECK(!vrq_delay_placement(US(50), 1, 0, 1, 1));	/* the waker is the target */
+
+	CHECK(!vrq_delay_expired(MS(10), MS(10) + US(49), US(50)));
+	CHECK(vrq_delay_expired(MS(10), MS(10) + US(50), US(50)));
+	CHECK(vrq_delay_expired(~0ULL - US(10), US(40), US(50)));	/* clock wrap */
+}
+
+static void test_sticky(void)
+{
+	u64 offset = vrq_sticky_offset(MS(6));
+	u64 a = vrq_priodl(VRQ_PRIO_NORMAL, MS(100)), b = vrq_priodl(VRQ_PRIO_NORMAL, MS(150));
+	u64 near_end = vrq_priodl(VRQ_PRIO_NORMAL, ~0ULL);
+
+	/* BFS longest_deadline_diff: the nice-19 offset, 5089/128 rr_intervals */
+	CHECK(offset == 5089ULL * MS(6) / 128);
+	CHECK(offset == vrq_deadline(0, VRQ_NICE_MAX, MS(6)));
+	/* a sticky task 50 ms earlier still counts as later than a non-sticky one elsewhere */
+	CHECK(vrq_sticky_priodl(a, offset) > b);
+	CHECK(vrq_sticky_priodl(a, offset) - a == offset >> VRQ_PRIODL_DL_SHIFT);
+	/* ... but by less than the offset of nice 19: a much later task still loses to it */
+	CHECK(vrq_sticky_priodl(a, offset) < vrq_priodl(VRQ_PRIO_NORMAL, MS(100) + offset + MS(1)));
+	/* the priority bits never change: a sticky normal task stays ahead of any SCHED_IDLE task */
+	CHECK(vrq_priodl_prio(vrq_sticky_priodl(near_end, offset)) == VRQ_PRIO_NORMAL);
+	CHECK(vrq_sticky_priodl(near_end, offset) < vrq_priodl(VRQ_PRIO_IDLE, 0));
+	CHECK(vrq_sticky_priodl(a, 0) == a);
+}
+
 int main(void)
 {
 	test_prio_ratio();
@@ -242,6 +321,10 @@ int main(void)
 	test_yield_type();
 	test_group_deadline();
 	test_fork_depth();
+	test_cpu_scaled();
+	test_select_order();
+	test_delay_placement();
+	test_sticky();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

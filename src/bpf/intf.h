@@ -91,9 +91,31 @@ enum vrq_stat {
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
 	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched because their group had other runnable tasks */
 	VRQ_STAT_DEPTH_SCALED,		/* deadlines stretched by the fork-depth penalty */
+	/* frequency-aware selection (--freq-threshold, seed 001) */
+	VRQ_STAT_SEL_SCALED,		/* wake-ups placed on an idle CPU that is frequency-scaled (cold) */
+	/* delayed migration (--migration-delay-us, seed 002) */
+	VRQ_STAT_DELAY_PLACED,		/* woken/forked task kept on the waker's warm CPU, not a cold idle one */
+	VRQ_STAT_DELAY_RAN_BEFORE,	/* ... and it started running before the delay was up */
+	VRQ_STAT_DELAY_MIGRATED,	/* ... the delay ran out with it still waiting: an idle CPU was woken */
+	/* sticky tasks (--sticky, BFS) */
+	VRQ_STAT_STICKY_SET,		/* task descheduled while runnable: sticky to its CPU */
+	VRQ_STAT_STICKY_KEPT,		/* sticky task ran again on the CPU it was sticky to */
+	VRQ_STAT_STICKY_PASSED,		/* a CPU passed over another queue's sticky head (it counted as later) */
+	VRQ_STAT_STICKY_STOLEN,		/* sticky task ran on another CPU all the same */
 	VRQ_NR_STATS,
 };
 
+
+/* --migration-check: what notices that a delayed task has waited out its delay (seed 002). */
+enum vrq_migration_check {
+	VRQ_CHECK_TIMER		= 0,	/* a BPF timer per waker CPU, armed when a task is placed */
+	VRQ_CHECK_TICK		= 1,	/* the waker CPU's scheduler tick */
+};
+
+/* Performance levels are relative to the CPU's maximum, as sched_ext reports them (SCX_CPUPERF_ONE). */
+enum vrq_perf_consts {
+	VRQ_PERF_ONE		= 1024,
+};
 
 /* Topology of one CPU as dense ids (the loader numbers cores, LLCs, packages and nodes from 0). */
 struct vrq_cpu_topo {

@@ -28,6 +28,10 @@ const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
 const volatile bool fork_depth_penalty = false;
+const volatile u32 freq_threshold_pct = 0;		/* 0: frequency-blind CPU selection */
+const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
+const volatile u32 migration_check = VRQ_CHECK_TIMER;
+const volatile bool sticky_tasks = false;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 
@@ -49,6 +53,12 @@ struct {
 /* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
 struct cpu_ctx {
 	u64 running_priodl;			/* priodl of the task running here; 0 when none */
+	/* delayed migration: tasks placed here instead of on a cold idle CPU, not yet run */
+	s64 delay_pending;
+	u64 delay_gen;				/* bumped each time the pending ones' delay ran out */
+	u64 delay_first_at;			/* when the oldest pending one was placed */
+	u32 delay_timer_armed;
+	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
 	struct bpf_cpumask __kptr *pkg;		/* ... within VRQ_DIST_PKG */
@@ -62,6 +72,47 @@ struct {
 	__type(key, u32);
 	__type(value, struct cpu_ctx);
 } cpu_ctxs SEC(".maps");
+
+/*
+ * The CPUs that are / are not frequency-scaled, as last seen (each CPU updates its own bit on its tick
+ * and when it looks for work). Two masks because cpumask kfuncs have no and-not.
+ */
+struct perf_masks {
+	struct bpf_cpumask __kptr *fast;
+	struct bpf_cpumask __kptr *scaled;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct perf_masks);
+} perf_masks SEC(".maps");
+
+/*
+ * TEST INTERFACE: per-CPU performance levels (1..VRQ_PERF_ONE) that replace scx_bpf_cpuperf_cur()'s
+ * reading where non-zero. A VM has no frequency scaling; the in-VM tests write this map to give CPUs
+ * scaled or full-speed levels and check that selection follows. Nothing else writes it: all zero, it
+ * changes nothing.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VRQ_MAX_CPUS);
+	__type(key, u32);
+	__type(value, u32);
+} test_cpuperf SEC(".maps");
+
+/* One timer per waker CPU for delayed migration (--migration-check timer). */
+struct delay_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VRQ_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct delay_timer);
+} delay_timers SEC(".maps");
 
 /* Runnable tasks per group (--group-accounting), keyed by the group's id (tgid or session id). */
 struct {
@@ -79,7 +130,12 @@ struct task_ctx {
 	u32 queue;		/* the queue whose clock `deadline` is on */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	u32 fork_depth;		/* forks from init (init's children: 1) */
+	s32 delay_cpu;		/* delayed migration: the waker CPU it was placed on (-1: none) */
+	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
+	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
 	u8 sync_wakeup;		/* set by select_cpu for enqueue */
+	u8 delay_placing;	/* set by select_cpu: enqueue must count the task as delay-placed */
+	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
 };
 
 struct {
@@ -269,72 +325,265 @@ static const struct cpumask *level_mask(struct cpu_ctx *cctx, u32 level)
 	return (const struct cpumask *)m;
 }
 
-/*
- * Find and claim an idle CPU for @p, nearest to @prev_cpu first, in the order of seed 001 (enum
- * vrq_distance): the previous CPU, its SMT sibling, its LLC, its package, its node, any allowed CPU.
- * Returns the CPU and sets *level, or -1 when every allowed CPU is busy.
- */
-static s32 pick_idle_cpu(struct task_struct *p, s32 prev_cpu, u32 *level)
+/* A CPU's performance level: the test interface's value if one is set, else sched_ext's reading. */
+static __always_inline u32 cpu_perf(s32 cpu)
 {
-	struct cpu_ctx *prev_ctx, *this_ctx;
-	struct bpf_cpumask *tmp;
-	u32 lvl;
-	s32 cpu;
+	u32 key = CPU_IDX(cpu), *injected = bpf_map_lookup_elem(&test_cpuperf, &key);
 
-	if (bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
-		*level = VRQ_DIST_SAME;
-		return prev_cpu;
+	if (injected && *injected)
+		return *injected;
+	return scx_bpf_cpuperf_cur(cpu);
+}
+
+/* Look at @cpu's frequency again and move it between the fast and scaled masks if it changed. */
+static void refresh_cpu_perf(s32 cpu)
+{
+	struct bpf_cpumask *fast, *slow;
+	struct cpu_ctx *cctx;
+	struct perf_masks *pm;
+	u32 zero = 0;
+	u8 scaled;
+
+	if (!freq_threshold_pct || !(cctx = cpu_ctx_of(cpu)) || !(pm = bpf_map_lookup_elem(&perf_masks, &zero)))
+		return;
+	scaled = vrq_cpu_scaled(cpu_perf(cpu), freq_threshold_pct);
+	if (scaled == cctx->scaled)
+		return;
+	cctx->scaled = scaled;
+	fast = pm->fast;
+	slow = pm->scaled;
+	if (!fast || !slow)
+		return;
+	if (scaled) {
+		bpf_cpumask_clear_cpu(cpu, fast);
+		bpf_cpumask_set_cpu(cpu, slow);
+	} else {
+		bpf_cpumask_clear_cpu(cpu, slow);
+		bpf_cpumask_set_cpu(cpu, fast);
 	}
-	if (p->nr_cpus_allowed == 1)
-		return -1;
+}
 
-	prev_ctx = cpu_ctx_of(prev_cpu);
-	this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
-	if (prev_ctx && this_ctx && (tmp = this_ctx->tmp)) {
-		bpf_for(lvl, VRQ_DIST_SMT, VRQ_DIST_ANY) {
-			const struct cpumask *m = level_mask(prev_ctx, lvl);
+static __always_inline bool cpu_scaled(s32 cpu)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 
+	return cctx && cctx->scaled;
+}
+
+/* Is any CPU of @mask idle right now? (A look, not a claim.) */
+static bool any_idle_in(const struct cpumask *mask)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool hit = bpf_cpumask_intersects(mask, idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return hit;
+}
+
+static bool cpu_idle_now(s32 cpu)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool hit = bpf_cpumask_test_cpu(cpu, idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return hit;
+}
+
+/* What pick_idle_cpu found. */
+struct pick {
+	s32 cpu;		/* the claimed idle CPU, or -1 */
+	u32 level;		/* its distance from the previous CPU */
+	bool scaled;		/* it is frequency-scaled */
+	bool delay;		/* none claimed: the first idle CPU in line is cold, place on the waker instead */
+};
+
+/*
+ * Find and claim an idle CPU for @p, in seed 001's order (vrq_select_step in policy.h): nearest to
+ * @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on. With
+ * @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one of
+ * them idle stops the search without claiming it: the caller places the task on the waker.
+ */
+static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
+{
+	struct pick r = { .cpu = -1, .level = VRQ_DIST_ANY };
+	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
+	bool freq_aware = freq_threshold_pct != 0;
+	struct perf_masks *pm = NULL;
+	struct bpf_cpumask *tmp;
+	u32 zero = 0, i;
+
+	if (freq_aware)
+		pm = bpf_map_lookup_elem(&perf_masks, &zero);
+	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
+		const struct cpumask *level_cpus, *perf_cpus = NULL, *search;
+		u32 lvl, perf;
+		s32 cpu;
+
+		if (!vrq_select_step(i, freq_aware, &lvl, &perf))
+			break;
+		if (perf != VRQ_PERF_ANY) {
+			struct bpf_cpumask *m = NULL;
+
+			if (pm)
+				m = perf == VRQ_PERF_FAST ? pm->fast : pm->scaled;
 			if (!m)
 				continue;
-			bpf_cpumask_and(tmp, m, p->cpus_ptr);
-			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)tmp, 0);
-			if (cpu >= 0) {
-				*level = lvl;
-				return cpu;
+			perf_cpus = (const struct cpumask *)m;
+		}
+
+		if (lvl == VRQ_DIST_SAME) {
+			if (!bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
+				continue;
+			if (perf_cpus && !bpf_cpumask_test_cpu(prev_cpu, perf_cpus))
+				continue;
+			if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
+				r.delay = true;
+				return r;
 			}
+			if (scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
+				r.cpu = prev_cpu;
+				r.level = VRQ_DIST_SAME;
+				r.scaled = perf == VRQ_PERF_SCALED;
+				return r;
+			}
+			continue;
+		}
+		if (p->nr_cpus_allowed == 1)
+			break;	/* only its one CPU, already looked at */
+
+		if (lvl == VRQ_DIST_ANY && !perf_cpus) {
+			search = p->cpus_ptr;
+		} else {
+			if (!prev_ctx || !this_ctx || !(tmp = this_ctx->tmp))
+				continue;
+			level_cpus = level_mask(prev_ctx, lvl);
+			if (!level_cpus)
+				continue;
+			bpf_cpumask_and(tmp, level_cpus, p->cpus_ptr);
+			if (perf_cpus)
+				bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
+			search = (const struct cpumask *)tmp;
+		}
+		if (perf == VRQ_PERF_SCALED && may_delay && any_idle_in(search)) {
+			r.delay = true;
+			return r;
+		}
+		cpu = scx_bpf_pick_idle_cpu(search, 0);
+		if (cpu >= 0) {
+			r.cpu = cpu;
+			r.level = lvl;
+			r.scaled = perf == VRQ_PERF_SCALED || (freq_aware && cpu_scaled(cpu));
+			return r;
 		}
 	}
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (cpu >= 0)
-		*level = VRQ_DIST_ANY;
-	return cpu;
+	return r;
 }
 
 s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
-	u32 level = VRQ_DIST_ANY;
-	s32 cpu;
+	s32 waker = bpf_get_smp_processor_id();
+	bool may_delay;
+	struct pick pk;
 
 	if (!tctx)
 		return prev_cpu;
 	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
-	cpu = pick_idle_cpu(p, prev_cpu, &level);
-	if (cpu >= 0) {
+	tctx->delay_placing = 0;
+
+	/* seed 002: only wake-ups and forks, and only onto a warm waker that may run the task */
+	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),
+					bpf_cpumask_test_cpu(waker, p->cpus_ptr), 0) &&
+		    (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
+	pk = pick_idle_cpu(p, prev_cpu, may_delay);
+	if (pk.delay) {
+		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
+		tctx->delay_placing = 1;
+		stat_inc(VRQ_STAT_DELAY_PLACED);
+		return waker;
+	}
+	if (pk.cpu >= 0) {
 		/*
 		 * Hand the task straight to the idle CPU claimed for it: an idle CPU has nothing queued
 		 * that it may run (else it would not be idle), so no earlier deadline is passed over, and
 		 * no other CPU can take the task away from the warm, chosen one. The kernel wakes the CPU
 		 * because a task arrived on it: no kick, so no idle->idle reschedule.
 		 */
-		refresh_deadline(p, tctx, queue_of_cpu(cpu));
+		refresh_deadline(p, tctx, queue_of_cpu(pk.cpu));
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
-		stat_inc(VRQ_STAT_SEL_PREV + level);
+		stat_inc(VRQ_STAT_SEL_PREV + pk.level);
+		if (pk.scaled)
+			stat_inc(VRQ_STAT_SEL_SCALED);
 		stat_inc(VRQ_STAT_DIRECT_IDLE);
-		return cpu;
+		return pk.cpu;
 	}
 	stat_inc(VRQ_STAT_SEL_BUSY);
 	return prev_cpu;
+}
+
+/*
+ * Delayed migration: the tasks placed on @cpu (a waker) have waited out their delay without running.
+ * Wake the nearest idle CPU -- its dispatch reads every queue's head and takes them -- and start a new
+ * generation, so those tasks are counted as migrated-after-delay, not as run-before-delay.
+ */
+static void delay_expired(s32 cpu)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+	const struct cpumask *near;
+	s64 waiting;
+	s32 idle;
+	u32 lvl;
+
+	if (!cctx)
+		return;
+	cctx->delay_gen++;
+	waiting = __sync_lock_test_and_set(&cctx->delay_pending, 0);
+	if (waiting <= 0)
+		return;
+	bpf_for(lvl, VRQ_DIST_SMT, VRQ_DIST_ANY) {
+		if (!(near = level_mask(cctx, lvl)))
+			continue;
+		idle = scx_bpf_pick_idle_cpu(near, 0);
+		if (idle >= 0) {
+			scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+			break;
+		}
+	}
+	bpf_for(lvl, 0, (u32)waiting) {
+		if (lvl >= 1024)
+			break;
+		stat_inc(VRQ_STAT_DELAY_MIGRATED);
+	}
+}
+
+static int delay_timer_fired(void *map, int *key, struct delay_timer *t)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(*key);
+
+	if (cctx)
+		cctx->delay_timer_armed = 0;
+	delay_expired(*key);
+	return 0;
+}
+
+/* Count a task placed on the waker @cpu and make sure its delay will be checked. */
+static void delay_track(struct task_ctx *tctx, s32 cpu)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+	struct delay_timer *t;
+	u32 key = CPU_IDX(cpu);
+
+	if (!cctx)
+		return;
+	tctx->delay_cpu = cpu;
+	tctx->delay_gen = cctx->delay_gen;
+	if (__sync_fetch_and_add(&cctx->delay_pending, 1) <= 0)
+		cctx->delay_first_at = scx_bpf_now();
+	if (migration_check != VRQ_CHECK_TIMER || cctx->delay_timer_armed)
+		return;
+	t = bpf_map_lookup_elem(&delay_timers, &key);
+	if (t && !bpf_timer_start(&t->timer, migration_delay_ns, BPF_F_TIMER_CPU_PIN))
+		cctx->delay_timer_armed = 1;
 }
 
 /*
@@ -401,12 +650,25 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 
 		if (cctx)
 			cctx->running_priodl = priodl;
+		tctx->sticky_cpu = -1;	/* it never left */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
 		stat_inc(VRQ_STAT_KEEP_LAST);
 		return;
 	}
 
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
+	/*
+	 * Delayed migration (select_cpu placed it on this, the waker's, warm CPU instead of a cold idle
+	 * one): wake nobody and preempt nobody. The waker usually sleeps first and runs it here; if not,
+	 * the delay check wakes an idle CPU for it.
+	 */
+	if (tctx->delay_placing) {
+		tctx->delay_placing = 0;
+		if (cpu == bpf_get_smp_processor_id()) {
+			delay_track(tctx, cpu);
+			return;
+		}
+	}
 	/*
 	 * A task re-queued while it keeps running (its nice or affinity changed mid-slice) needs no other
 	 * CPU: kicking an idle one would only make it reschedule idle->idle (seed 000's resched_best_idle
@@ -456,8 +718,11 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 	struct task_struct *head;
 	bool prev_runnable;
 
+	u64 sticky_raw = (u64)-1;	/* smallest priodl among the sticky heads counted as later */
+
 	if ((u32)cpu >= VRQ_MAX_CPUS)
 		return;
+	refresh_cpu_perf(cpu);
 
 	if (dispatch_starved_idle(cpu, own, now))
 		return;
@@ -483,6 +748,16 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		if (q != own && !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
 			continue;
 		key = head->scx.dsq_vtime;
+		/* BFS sticky: a task another CPU had to leave counts as later anywhere but there */
+		if (sticky_tasks && q != own) {
+			struct task_ctx *hctx = task_ctx_of(head);
+
+			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q) {
+				if (key < sticky_raw)
+					sticky_raw = key;
+				key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
+			}
+		}
 		rep = queue_rep_cpu[QUEUE_IDX(q)];
 		dist = cpu_distance(cpu, rep);
 		if (best_q == VRQ_NO_QUEUE || key < best_priodl || (key == best_priodl && dist < best_dist)) {
@@ -502,11 +777,19 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		struct task_ctx *pctx = task_ctx_of(prev);
 
 		if (pctx) {
+			u64 prev_priodl;
+
 			refresh_deadline(prev, pctx, own);
-			if (best_q == VRQ_NO_QUEUE || task_priodl(prev, pctx) <= best_priodl)
+			prev_priodl = task_priodl(prev, pctx);
+			if (best_q == VRQ_NO_QUEUE || prev_priodl <= best_priodl) {
+				if (sticky_raw < prev_priodl)
+					stat_inc(VRQ_STAT_STICKY_PASSED);
 				return;
+			}
 		}
 	}
+	if (best_q != VRQ_NO_QUEUE && sticky_raw < best_priodl)
+		stat_inc(VRQ_STAT_STICKY_PASSED);
 
 	if (best_q != VRQ_NO_QUEUE) {
 		struct vrq_queue *vq = queue_state(best_q);
@@ -550,6 +833,20 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q);
 	tctx->last_charged = scx_bpf_now();
+	if (tctx->sticky_cpu >= 0) {
+		stat_inc(tctx->sticky_cpu == scx_bpf_task_cpu(p) ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
+		tctx->sticky_cpu = -1;
+	}
+	if (tctx->delay_cpu >= 0) {
+		struct cpu_ctx *wctx = cpu_ctx_of(tctx->delay_cpu);
+
+		/* same generation: its delay has not run out yet */
+		if (wctx && wctx->delay_gen == tctx->delay_gen) {
+			__sync_fetch_and_sub(&wctx->delay_pending, 1);
+			stat_inc(VRQ_STAT_DELAY_RAN_BEFORE);
+		}
+		tctx->delay_cpu = -1;
+	}
 	if (cctx)
 		cctx->running_priodl = task_priodl(p, tctx);
 }
@@ -558,9 +855,17 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
 
-	queue_niffies(queue_of_cpu(scx_bpf_task_cpu(p)));
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+	u64 now = scx_bpf_now();
+
+	queue_niffies(queue_of_cpu(cpu));
 	if (tctx)
-		charge_slice(tctx, scx_bpf_now());
+		charge_slice(tctx, now);
+	refresh_cpu_perf(cpu);
+	if (migration_check == VRQ_CHECK_TICK && cctx && cctx->delay_pending > 0 &&
+	    vrq_delay_expired(cctx->delay_first_at, now, migration_delay_ns))
+		delay_expired(cpu);
 }
 
 void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
@@ -568,8 +873,15 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 	struct task_ctx *tctx = task_ctx_of(p);
 	struct cpu_ctx *cctx = cpu_ctx_of(scx_bpf_task_cpu(p));
 
-	if (tctx)
+	if (tctx) {
 		charge_slice(tctx, scx_bpf_now());
+		/* BFS sticky: it leaves this CPU involuntarily (preempted or out of slice), not by yielding */
+		if (sticky_tasks && runnable && !tctx->yielded) {
+			tctx->sticky_cpu = scx_bpf_task_cpu(p);
+			stat_inc(VRQ_STAT_STICKY_SET);
+		}
+		tctx->yielded = 0;
+	}
 	if (cctx)
 		cctx->running_priodl = 0;
 }
@@ -587,7 +899,10 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 	if (to)
 		return false;
 	stat_inc(VRQ_STAT_YIELD);
-	if (vrq_yield_expires_slice(yield_type) && (tctx = task_ctx_of(from)))
+	tctx = task_ctx_of(from);
+	if (tctx)
+		tctx->yielded = vrq_yield_gives_up_cpu(yield_type);
+	if (vrq_yield_expires_slice(yield_type) && tctx)
 		tctx->time_slice = 0;
 	if (vrq_yield_gives_up_cpu(yield_type))
 		from->scx.slice = 0;
@@ -663,10 +978,12 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->deadline = 0;
 	tctx->queue = VRQ_NO_QUEUE;
 	tctx->fork_depth = fork_depth_of(p);
+	tctx->delay_cpu = -1;
+	tctx->sticky_cpu = -1;
 	return 0;
 }
 
-/* Build a cpumask of the CPUs within @level of @cpu and store it in *@slot. */
+/* Build a cpumask of the CPUs within @level of @cpu (VRQ_NR_DIST: all, above: none) into *@slot. */
 static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot)
 {
 	struct bpf_cpumask *mask, *old;
@@ -679,12 +996,48 @@ static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot
 		if (other >= VRQ_MAX_CPUS || cpu >= VRQ_MAX_CPUS)
 			break;
 		if (level == VRQ_NR_DIST ||
-		    cpu_distance(cpu, other) <= level)
+		    (level < VRQ_NR_DIST && cpu_distance(cpu, other) <= level))
 			bpf_cpumask_set_cpu(other, mask);
 	}
 	old = bpf_kptr_xchg(slot, mask);
 	if (old)
 		bpf_cpumask_release(old);
+	return 0;
+}
+
+/* Every CPU starts as non-scaled; each corrects its own bit when it next ticks or looks for work. */
+static s32 init_perf_masks(void)
+{
+	struct perf_masks *pm;
+	u32 zero = 0;
+	s32 err;
+
+	if (!freq_threshold_pct)
+		return 0;
+	if (!(pm = bpf_map_lookup_elem(&perf_masks, &zero)))
+		return -ENOENT;
+	if ((err = build_level_mask(0, VRQ_NR_DIST, &pm->fast)))
+		return err;
+	return build_level_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no level: empty */
+}
+
+static s32 init_delay_timers(void)
+{
+	struct delay_timer *t;
+	u32 cpu;
+	s32 err;
+
+	if (!migration_delay_ns || migration_check != VRQ_CHECK_TIMER)
+		return 0;
+	bpf_for(cpu, 0, nr_cpus) {
+		u32 key = cpu;
+
+		if (!(t = bpf_map_lookup_elem(&delay_timers, &key)))
+			return -ENOENT;
+		if ((err = bpf_timer_init(&t->timer, &delay_timers, CLOCK_MONOTONIC)) ||
+		    (err = bpf_timer_set_callback(&t->timer, delay_timer_fired)))
+			return err;
+	}
 	return 0;
 }
 
@@ -738,6 +1091,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 		    (err = build_level_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
 			return err;
 	}
+	if ((err = init_perf_masks()) || (err = init_delay_timers()))
+		return err;
 	return 0;
 }
 

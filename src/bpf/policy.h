@@ -8,7 +8,11 @@
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio()
  *   - slice under long queues ......... vrq_effective_slice()
- *   - CPU-selection / locality order .. vrq_cpu_distance(), enum vrq_distance in intf.h
+ *   - CPU-selection / locality order .. vrq_select_step() (seed 001's full order, frequency-aware),
+ *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
+ *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
+ *   - delayed migration (seed 002) .... vrq_delay_placement(), vrq_delay_expired()
+ *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
@@ -223,6 +227,113 @@ static __always_inline u32 vrq_cpu_distance(u32 a, const struct vrq_cpu_topo *ta
 	if (ta->node == tb->node)
 		return VRQ_DIST_NODE;
 	return VRQ_DIST_ANY;
+}
+
+/*
+ * Frequency scaling (seed 001's "scaled" CPUs). @perf is the CPU's current performance relative to its
+ * maximum (VRQ_PERF_ONE = full speed), as scx_bpf_cpuperf_cur() reports it; --freq-threshold is a
+ * percentage of that maximum below which the CPU counts as scaled (cold). 0 turns the notion off:
+ * every CPU is then non-scaled.
+ */
+static __always_inline int vrq_cpu_scaled(u32 perf, u32 threshold_pct)
+{
+	return threshold_pct && (u64)perf * 100 < (u64)threshold_pct * VRQ_PERF_ONE;
+}
+
+/* Which CPUs a selection step accepts, by frequency state. */
+enum vrq_perf_class {
+	VRQ_PERF_ANY	= 0,	/* scaled or not */
+	VRQ_PERF_FAST	= 1,	/* non-scaled only */
+	VRQ_PERF_SCALED	= 2,	/* scaled only */
+};
+
+/*
+ * The CPU-selection order of seed 001 (best_mask_cpu), one step at a time: step @i searches the idle
+ * CPUs within distance *@level of the task's previous CPU whose frequency state is *@perf. Returns 0
+ * past the last step. With frequency awareness on:
+ *    1 non-scaled same CPU   2 non-scaled SMT sibling   3 non-scaled LLC
+ *    4 scaled same CPU       5 scaled SMT sibling       6 scaled LLC
+ *    7 non-scaled package    8 non-scaled node
+ *    9 scaled package       10 scaled node             11 any allowed CPU
+ * Off, the frequency split disappears: same CPU, SMT, LLC, package, node, any. Levels are inclusive
+ * (distance <= level), so a later step never misses what an earlier one would have found.
+ */
+#define VRQ_SELECT_MAX_STEPS 11
+
+static __always_inline int vrq_select_step(u32 i, int freq_aware, u32 *level, u32 *perf)
+{
+	if (!freq_aware) {
+		if (i > VRQ_DIST_ANY)
+			return 0;
+		*level = i;
+		*perf = VRQ_PERF_ANY;
+		return 1;
+	}
+	switch (i) {
+	case 0: case 1: case 2:		/* non-scaled same CPU, SMT, LLC */
+		*level = VRQ_DIST_SAME + i;
+		*perf = VRQ_PERF_FAST;
+		return 1;
+	case 3: case 4: case 5:		/* scaled same CPU, SMT, LLC */
+		*level = VRQ_DIST_SAME + (i - 3);
+		*perf = VRQ_PERF_SCALED;
+		return 1;
+	case 6: case 7:			/* non-scaled package, node */
+		*level = VRQ_DIST_PKG + (i - 6);
+		*perf = VRQ_PERF_FAST;
+		return 1;
+	case 8: case 9:			/* scaled package, node */
+		*level = VRQ_DIST_PKG + (i - 8);
+		*perf = VRQ_PERF_SCALED;
+		return 1;
+	case 10:			/* everything allowed */
+		*level = VRQ_DIST_ANY;
+		*perf = VRQ_PERF_ANY;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Delayed migration (seed 002, against frequency inversion): when the idle CPU the order above would
+ * take is a scaled (cold) one, a woken or forked task is placed on the waker's CPU instead -- if that
+ * CPU is warm, may run the task and is not the cold one -- and an idle CPU is woken for it only if it
+ * has not started running within --migration-delay-us. The common case it wins: the waker is about to
+ * sleep (fork then wait, a pipe round trip), and the task runs at once on the warm core.
+ */
+static __always_inline int vrq_delay_placement(u64 delay_ns, int found_scaled_idle, int waker_scaled,
+					       int waker_allowed, int waker_is_target)
+{
+	return delay_ns && found_scaled_idle && !waker_scaled && waker_allowed && !waker_is_target;
+}
+
+/* Has a task placed at @placed_at waited out the delay? */
+static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_ns)
+{
+	return (s64)(now - placed_at) >= (s64)delay_ns;
+}
+
+/*
+ * Sticky tasks (BFS): a task descheduled while still runnable (preempted, or its slice ran out) is
+ * sticky to the CPU it left, whose caches hold its working set. To any CPU outside that CPU's queue its
+ * deadline counts as later by BFS's longest_deadline_diff -- the deadline offset of a nice 19 task, the
+ * largest any normal task gets -- so another CPU takes it only when it has nothing better to do.
+ */
+static __always_inline u64 vrq_sticky_offset(u64 rr_ns)
+{
+	return vrq_prio_ratio(VRQ_NICE_MAX) * rr_ns / VRQ_PRIO_RATIO_BASE;
+}
+
+/* A priodl as seen from outside the sticky CPU's queue: the deadline later by @offset_ns, saturating
+ * inside the deadline bits so the priority is never changed. */
+static __always_inline u64 vrq_sticky_priodl(u64 priodl, u64 offset_ns)
+{
+	const u64 dl_mask = (1ULL << VRQ_PRIODL_PRIO_SHIFT) - 1;
+	u64 dl = priodl & dl_mask, add = offset_ns >> VRQ_PRIODL_DL_SHIFT;
+
+	dl = dl + add > dl_mask ? dl_mask : dl + add;
+	return (priodl & ~dl_mask) | dl;
 }
 
 /* Which run queue a CPU uses under each --queue mode. */

@@ -4,6 +4,7 @@ as root (inside tools/vm/vm-run, or natively)."""
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -214,10 +215,11 @@ class Results:
 def kernel_log_problems(since_lines=0):
     """BUG / WARNING / stall / sched_ext error lines in the kernel log after line `since_lines`."""
     out = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[since_lines:]
-    bad = ("BUG:", "WARNING:", "stall", "Oops")
+    # "stall" as a word: RCU and sched_ext stall reports, not "Installing ..."
+    bad = re.compile(r"BUG:|WARNING:|\bstall|Oops")
     problems = []
     for line in out:
-        if any(b in line for b in bad):
+        if bad.search(line):
             problems.append(line.strip())
         elif "sched_ext" in line and "error" in line.lower():
             problems.append(line.strip())
