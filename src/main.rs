@@ -12,14 +12,14 @@ mod stats;
 
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
-use anyhow::bail;
 use clap::Parser;
 use clap::ValueEnum;
 use crossbeam::channel::TryRecvError;
@@ -29,8 +29,6 @@ use libbpf_rs::OpenObject;
 use log::info;
 use log::warn;
 use scx_stats::prelude::*;
-use scx_utils::Topology;
-use scx_utils::UserExitInfo;
 use scx_utils::build_id;
 use scx_utils::compat;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
@@ -40,6 +38,8 @@ use scx_utils::scx_ops_open;
 use scx_utils::try_set_rlimit_infinity;
 use scx_utils::uei_exited;
 use scx_utils::uei_report;
+use scx_utils::Topology;
+use scx_utils::UserExitInfo;
 use stats::Metrics;
 
 const SCHEDULER_NAME: &str = "scx_vrq";
@@ -218,7 +218,9 @@ struct Opts {
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
     if !(0.1..=3600.0).contains(&v) {
         return Err(format!("{v} is outside 0.1-3600 seconds"));
     }
@@ -228,7 +230,9 @@ fn parse_interval(s: &str) -> std::result::Result<f64, String> {
 /// One clear line for every way the machine can be unfit, before anything is touched.
 fn preflight() -> Result<()> {
     if unsafe { libc::geteuid() } != 0 {
-        bail!("must be run as root (loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF)");
+        bail!(
+            "must be run as root (loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF)"
+        );
     }
     let state_path = format!("{SCX_SYSFS}/state");
     let state = std::fs::read_to_string(&state_path).map_err(|_| {
@@ -262,12 +266,20 @@ fn cpu_topology(topo: &Topology) -> Result<Vec<(usize, bpf_intf::vrq_cpu_topo)>>
         let next = map.len() as u32;
         *map.entry(key).or_insert(next)
     }
-    let (mut cores, mut llcs, mut pkgs, mut nodes) =
-        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let (mut cores, mut llcs, mut pkgs, mut nodes) = (
+        BTreeMap::new(),
+        BTreeMap::new(),
+        BTreeMap::new(),
+        BTreeMap::new(),
+    );
     let mut out = Vec::new();
     for cpu in topo.all_cpus.values() {
         if cpu.id >= MAX_CPUS {
-            bail!("CPU {} is beyond the {} CPUs scx_vrq supports", cpu.id, MAX_CPUS);
+            bail!(
+                "CPU {} is beyond the {} CPUs scx_vrq supports",
+                cpu.id,
+                MAX_CPUS
+            );
         }
         out.push((
             cpu.id,
@@ -358,7 +370,12 @@ impl<'a> Scheduler<'a> {
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!("scheduler attached (sched_ext ops \"vrq\")");
 
-        Ok(Self { skel, struct_ops, opts, stats_server })
+        Ok(Self {
+            skel,
+            struct_ops,
+            opts,
+            stats_server,
+        })
     }
 
     fn metrics(&self) -> Metrics {
@@ -422,7 +439,11 @@ impl RestartBudget {
     const WINDOW: Duration = Duration::from_secs(60);
 
     fn allow(&mut self, now: std::time::Instant) -> bool {
-        while self.recent.front().is_some_and(|t| now.duration_since(*t) > Self::WINDOW) {
+        while self
+            .recent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > Self::WINDOW)
+        {
             self.recent.pop_front();
         }
         if self.recent.len() >= Self::MAX {
@@ -441,7 +462,11 @@ fn init_log(verbose: bool) -> Result<()> {
         .set_target_level(simplelog::LevelFilter::Off)
         .set_thread_level(simplelog::LevelFilter::Off);
     simplelog::TermLogger::init(
-        if verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info },
+        if verbose {
+            simplelog::LevelFilter::Debug
+        } else {
+            simplelog::LevelFilter::Info
+        },
         cfg.build(),
         simplelog::TerminalMode::Stderr,
         simplelog::ColorChoice::Auto,
@@ -454,7 +479,9 @@ fn parse_opts() -> Opts {
     match Opts::try_parse() {
         Ok(o) => o,
         Err(e) => match e.kind() {
-            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                e.exit()
+            }
             _ => {
                 let rendered = e.render().to_string();
                 let first = rendered
@@ -513,7 +540,11 @@ fn run(opts: &Opts) -> Result<()> {
 fn main() {
     let opts = parse_opts();
     if opts.version {
-        println!("{} {}", SCHEDULER_NAME, build_id::full_version(env!("CARGO_PKG_VERSION")));
+        println!(
+            "{} {}",
+            SCHEDULER_NAME,
+            build_id::full_version(env!("CARGO_PKG_VERSION"))
+        );
         return;
     }
     if opts.help_stats {
@@ -576,16 +607,29 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was accepted");
         }
-        for good in [&["--rr-interval-ms", "1"][..], &["--rr-interval-ms", "1000"], &["--queue", "cpu"]] {
+        for good in [
+            &["--rr-interval-ms", "1"][..],
+            &["--rr-interval-ms", "1000"],
+            &["--queue", "cpu"],
+        ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }
     }
 
     #[test]
     fn queue_modes_match_the_bpf_enum() {
-        assert_eq!(QueueMode::Global.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32);
-        assert_eq!(QueueMode::Llc.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32);
-        assert_eq!(QueueMode::Cpu.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32);
+        assert_eq!(
+            QueueMode::Global.bpf_value(),
+            bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32
+        );
+        assert_eq!(
+            QueueMode::Llc.bpf_value(),
+            bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32
+        );
+        assert_eq!(
+            QueueMode::Cpu.bpf_value(),
+            bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32
+        );
     }
 
     #[test]
@@ -593,10 +637,19 @@ mod tests {
         let mut b = RestartBudget::default();
         let t0 = std::time::Instant::now();
         for i in 0..RestartBudget::MAX {
-            assert!(b.allow(t0 + Duration::from_millis(i as u64)), "restart {i} refused");
+            assert!(
+                b.allow(t0 + Duration::from_millis(i as u64)),
+                "restart {i} refused"
+            );
         }
-        assert!(!b.allow(t0 + Duration::from_secs(1)), "restart past the budget allowed");
-        assert!(b.allow(t0 + RestartBudget::WINDOW + Duration::from_secs(2)), "budget never refills");
+        assert!(
+            !b.allow(t0 + Duration::from_secs(1)),
+            "restart past the budget allowed"
+        );
+        assert!(
+            b.allow(t0 + RestartBudget::WINDOW + Duration::from_secs(2)),
+            "budget never refills"
+        );
     }
 
     #[test]
@@ -604,8 +657,17 @@ mod tests {
         let n = bpf_intf::vrq_stat_VRQ_NR_STATS as usize;
         let counters: Vec<u64> = (0..n as u64).map(|i| 1000 + i).collect();
         let m = Metrics::from_counters(&counters);
-        assert_eq!(m.dispatch_local, 1000 + bpf_intf::vrq_stat_VRQ_STAT_DISPATCH_LOCAL as u64);
-        assert_eq!(m.sel_node, 1000 + bpf_intf::vrq_stat_VRQ_STAT_SEL_NODE as u64);
-        assert_eq!(m.niffies_rebase, 1000 + bpf_intf::vrq_stat_VRQ_STAT_NIFFIES_REBASE as u64);
+        assert_eq!(
+            m.dispatch_local,
+            1000 + bpf_intf::vrq_stat_VRQ_STAT_DISPATCH_LOCAL as u64
+        );
+        assert_eq!(
+            m.sel_node,
+            1000 + bpf_intf::vrq_stat_VRQ_STAT_SEL_NODE as u64
+        );
+        assert_eq!(
+            m.niffies_rebase,
+            1000 + bpf_intf::vrq_stat_VRQ_STAT_NIFFIES_REBASE as u64
+        );
     }
 }
