@@ -1,8 +1,12 @@
 #!/usr/bin/python3
-"""In-guest topology tests: on a guest of 2 packages x 2 cores x 2 threads (one LLC per package), a
-waking task lands on the nearest idle CPU in the order of seed 001 (previous CPU, SMT sibling, LLC,
-package, node, any), and the stats count it at that level. Then each --queue mode survives a short
-stress on 8 CPUs, with the cross-queue steals counted.
+"""In-guest topology and placement tests: on a guest of 2 packages x 2 cores x 2 threads (one LLC per
+package), a waking task lands on the nearest idle CPU in the order of seed 001 (previous CPU, SMT
+sibling, LLC, package, node, any), and the stats count it at that level; with --freq-threshold the
+order puts non-scaled CPUs first at each distance (CPU performance levels injected through the
+test_cpuperf map, since a VM has no frequency scaling). Delayed migration (seed 002) keeps forked
+tasks on the warm waker and counts what became of them; sticky tasks (BFS) cut migrations in
+--queue cpu. Then each --queue mode survives a short stress on 8 CPUs, with the cross-queue steals
+counted, and so does every switch turned on at once.
 
 Usage (as root on a sched_ext kernel with 8 CPUs numbered as QEMU's -smp 8,sockets=2,cores=2,threads=2):
     tests/guest/topology_tests.py
@@ -11,9 +15,11 @@ Usage (as root on a sched_ext kernel with 8 CPUs numbered as QEMU's -smp 8,socke
 import collections
 import os
 import subprocess
+import sys
 import time
 
-from vrqtest import Results, Scheduler, Stats, log, nr_cpus, start_hog, stop_all
+from bpfmap import BpfMap
+from vrqtest import Results, Scheduler, Stats, log, nr_cpus, runtime_ns, start_hog, stop_all
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -103,6 +109,237 @@ def test_selection_order(r):
         r.check("topology/select unload", rc == 0, f"rc={rc}")
 
 
+# --freq-threshold used by the placement tests, and the performance levels injected for them (of
+# VRQ_PERF_ONE = 1024): a scaled CPU at 30% of its maximum, a warm one at full speed.
+FREQ_THRESHOLD = "80"
+PERF_SCALED, PERF_FULL = 300, 1024
+
+
+def inject_perf(scaled):
+    """Give the CPUs in `scaled` a low performance level and the others full speed, through the
+    scheduler's test_cpuperf map; then visit every CPU, so that each one looks at its level again
+    (a CPU re-reads its own on its tick and when it looks for work -- an idle one does neither)."""
+    m = BpfMap("test_cpuperf")
+    try:
+        for cpu in range(nr_cpus()):
+            m.update_u32(cpu, PERF_SCALED if cpu in scaled else PERF_FULL)
+    finally:
+        m.close()
+    mask = os.sched_getaffinity(0)
+    for cpu in range(nr_cpus()):
+        os.sched_setaffinity(0, {cpu})
+        end = time.monotonic() + 0.02
+        while time.monotonic() < end:
+            pass
+    os.sched_setaffinity(0, mask)
+
+
+def test_freq_aware_order(r):
+    """Seed 001's full order: non-scaled CPUs first at each distance up to the LLC, then scaled ones
+    there, then non-scaled ones in the package/node, then scaled ones. Each case is also run with
+    --freq-threshold 0, where the frequency state must be ignored (the plain distance order)."""
+    smt0 = siblings(0, "smt") - {0}
+    llc0 = siblings(0, "llc") - siblings(0, "smt")
+    far = sorted(set(range(nr_cpus())) - siblings(0, "llc"))
+    one_smt, one_llc = min(smt0), min(llc0)
+    far_scaled, far_fast = far[0], far[1]
+    allowed = {0, one_smt, one_llc, far_scaled, far_fast}
+    # name, busy CPUs, scaled CPUs, where it must land (aware, blind), counter (aware)
+    cases = [
+        ("non-scaled LLC before scaled SMT", {0}, {one_smt}, one_llc, one_smt, "sel_llc"),
+        ("scaled SMT before non-scaled package", {0}, smt0 | llc0, one_smt, one_smt, "sel_smt"),
+        ("non-scaled before scaled in the other package", siblings(0, "llc"), {far_scaled},
+         far_fast, None, "sel_node"),
+    ]
+    for threshold in (FREQ_THRESHOLD, "0"):
+        aware = threshold != "0"
+        sched = Scheduler("--queue", "llc", "--freq-threshold", threshold,
+                          name=f"topology-freq-{threshold}").start()
+        try:
+            for name, busy, scaled, expect_aware, expect_blind, counter in cases:
+                expect = expect_aware if aware else expect_blind
+                if expect is None:
+                    continue  # blind, either CPU of the other package is right
+                inject_perf(scaled)
+                hogs = [start_hog(cpu=c) for c in sorted(busy)]
+                time.sleep(0.5)
+                stats = Stats()
+                landed = [wake_from(0, allowed) for _ in range(WAKES)]
+                c = stats.read()
+                stats.close()
+                stop_all(hogs)
+                hits = landed.count(expect)
+                label = f"topology/freq {'aware' if aware else 'blind (--freq-threshold 0)'}: {name}"
+                r.check(f"{label}: lands on CPU {expect}", hits >= 0.8 * WAKES,
+                        f"{hits}/{WAKES} (busy {sorted(busy)}, scaled {sorted(scaled)}, allowed "
+                        f"{sorted(allowed)}; woke on {dict(sorted(collections.Counter(landed).items()))})")
+                scaled_hits = sum(1 for cpu in landed if cpu in scaled)
+                if aware:
+                    r.check(f"{label}: counted ({counter}, sel_scaled)",
+                            c.get(counter, 0) >= 0.8 * WAKES and c.get("sel_scaled", 0) >= scaled_hits * 0.8,
+                            f"{counter}={c.get(counter)} sel_scaled={c.get('sel_scaled')} "
+                            f"(woke on scaled CPUs {scaled_hits} times)")
+                else:
+                    r.check(f"{label}: no CPU counted as scaled", c.get("sel_scaled", 0) == 0,
+                            f"sel_scaled={c.get('sel_scaled')}")
+                r.figure(f"freq {'aware' if aware else 'blind'} {name}: {hits}/{WAKES} on CPU {expect}; "
+                         f"{counter}={c.get(counter)} sel_scaled={c.get('sel_scaled')}")
+        finally:
+            rc = sched.stop()
+            r.check(f"topology/freq {threshold} unload", rc == 0, f"rc={rc}")
+
+
+def fork_then_spin(spin_s, n):
+    """Fork `n` children that exit at once; after each fork the parent keeps running `spin_s` seconds
+    before it waits (a waker that does not sleep soon)."""
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        end = time.monotonic() + spin_s
+        while time.monotonic() < end:
+            pass
+        os.waitpid(pid, 0)
+
+
+def start_on_cpu0():
+    """For Popen: the child starts on CPU 0 but stays allowed everywhere (and so do its children)."""
+    mask = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {0})
+    os.sched_setaffinity(0, mask)
+
+
+FORKWAIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "bench", "forkwait")
+DELAY_US = "2000"  # seed 002's RFC used 50 us; TCG runs the guest ~16x slower, so its 50 us is ~1 ms here
+
+
+def test_delayed_migration(r, secs=4):
+    """Every CPU but 0 is scaled. The bench's fork/wait probe (fork -> exec -> wait, from CPU 0) then
+    finds only cold idle CPUs: without delayed migration the children go there (sel_scaled); with it
+    they are placed on the warm CPU 0 and run there when the parent waits (ran-before-delay). A parent
+    that keeps running 50 ms after each fork loses its child to an idle CPU (migrated-after-delay).
+    Both delay checks, timer and tick; the fork rate of each is a figure, not a test."""
+    scaled = set(range(1, nr_cpus()))
+    spins = 40
+    runs = [("off", []), ("timer", ["--migration-delay-us", DELAY_US, "--migration-check", "timer"]),
+            ("tick", ["--migration-delay-us", DELAY_US, "--migration-check", "tick"])]
+    mask = os.sched_getaffinity(0)
+    sel_scaled_off = None
+    for label, extra in runs:
+        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, *extra, name=f"topology-delay-{label}").start()
+        try:
+            inject_perf(scaled)
+            stats = Stats()
+            out = subprocess.run([FORKWAIT, str(secs)], capture_output=True, text=True, preexec_fn=start_on_cpu0,
+                                 timeout=secs * 10 + 60).stdout.strip()
+            wait_c = stats.read()
+            os.sched_setaffinity(0, {0})
+            os.sched_setaffinity(0, mask)
+            fork_then_spin(0.05, spins)
+            spin_c = stats.read()
+            stats.close()
+        finally:
+            os.sched_setaffinity(0, mask)
+            rc = sched.stop()
+        r.check(f"topology/delay {label}: unload", rc == 0, f"rc={rc}")
+        fmt = lambda c: (f"placed={c.get('delay_placed')} ran_before={c.get('delay_ran_before')} "
+                         f"migrated={c.get('delay_migrated')} sel_scaled={c.get('sel_scaled')}")
+        r.figure(f"delayed migration {label}: forkwait {secs} s ({out}): {fmt(wait_c)}; fork then spin 50 ms "
+                 f"x{spins}: {fmt(spin_c)}")
+        if label == "off":
+            sel_scaled_off = wait_c.get("sel_scaled", 0)
+            r.check("topology/delay off: forked children go to cold idle CPUs, nothing delayed",
+                    wait_c.get("delay_placed", 0) == 0 and sel_scaled_off > 0, fmt(wait_c))
+            continue
+        r.check(f"topology/delay {label}: fork/wait children kept on the warm waker, run there before the delay",
+                wait_c.get("delay_placed", 0) > 0 and
+                wait_c.get("delay_ran_before", 0) > 2 * wait_c.get("delay_migrated", 0) and
+                wait_c.get("sel_scaled", 0) < 0.5 * sel_scaled_off,
+                f"{fmt(wait_c)} (off: sel_scaled={sel_scaled_off})")
+        r.check(f"topology/delay {label}: a waker that keeps running loses the child to an idle CPU",
+                spin_c.get("delay_migrated", 0) >= spins // 4, fmt(spin_c))
+
+
+def nr_migrations(pid):
+    with open(f"/proc/{pid}/sched") as f:
+        for line in f:
+            if line.startswith("se.nr_migrations"):
+                return int(line.split(":")[1])
+    return 0
+
+
+def test_sticky(r, secs=10):
+    """--queue cpu with 1.5 CPU hogs per CPU: without --sticky an idle-ish CPU takes whichever queue
+    head has the earliest deadline and hogs hop between CPUs; with it, a task preempted or out of
+    slice counts as later to the other queues, so they keep to their own."""
+    n = nr_cpus() + nr_cpus() // 2
+    result = {}
+    for label, extra in (("off", []), ("on", ["--sticky"])):
+        sched = Scheduler("--queue", "cpu", *extra, name=f"topology-sticky-{label}").start()
+        hogs = []
+        try:
+            hogs = [start_hog() for _ in range(n)]
+            time.sleep(1)
+            stats = Stats()
+            m0 = [nr_migrations(h.pid) for h in hogs]
+            t0 = [runtime_ns(h.pid) for h in hogs]
+            time.sleep(secs)
+            m1 = [nr_migrations(h.pid) for h in hogs]
+            t1 = [runtime_ns(h.pid) for h in hogs]
+            c = stats.read()
+            stats.close()
+        finally:
+            stop_all(hogs)
+            rc = sched.stop()
+        migrations = sum(b - a for a, b in zip(m0, m1))
+        shares = [(b - a) / (secs * 1e9) for a, b in zip(t0, t1)]
+        result[label] = (migrations, c)
+        r.check(f"topology/sticky {label}: unload", rc == 0, f"rc={rc}")
+        fair = nr_cpus() / n
+        r.check(f"topology/sticky {label}: every hog progresses (>= 25% of its fair share)",
+                min(shares) >= 0.25 * fair, f"shares {[round(x, 3) for x in shares]} fair {fair:.3f}")
+        r.figure(f"sticky {label}: {n} hogs on {nr_cpus()} CPUs, {secs} s: {migrations} migrations; "
+                 f"set={c.get('sticky_set')} kept={c.get('sticky_kept')} passed={c.get('sticky_passed')} "
+                 f"stolen={c.get('sticky_stolen')} steals={c.get('dispatch_steal')}; min share "
+                 f"{min(shares):.3f} max {max(shares):.3f}")
+    off, on = result["off"], result["on"]
+    r.check("topology/sticky off: nothing counted as sticky", off[1].get("sticky_set", 0) == 0,
+            f"set={off[1].get('sticky_set')}")
+    r.check("topology/sticky on: tasks made sticky and passed over by other queues",
+            on[1].get("sticky_set", 0) > 0 and on[1].get("sticky_passed", 0) > 0,
+            f"set={on[1].get('sticky_set')} passed={on[1].get('sticky_passed')}")
+    r.check("topology/sticky on: fewer migrations than off", on[0] < off[0],
+            f"on {on[0]} vs off {off[0]}")
+
+
+def test_switches_under_stress(r, secs=15):
+    """Every issue-4 switch on at once (half the CPUs scaled, delayed migration with each check,
+    sticky, group accounting, fork-depth penalty), under the sched_ext CI stress: still loaded."""
+    n = nr_cpus()
+    for check in ("timer", "tick"):
+        args = ["--queue", "cpu", "--freq-threshold", FREQ_THRESHOLD, "--migration-delay-us", "50",
+                "--migration-check", check, "--sticky", "--group-accounting", "session",
+                "--fork-depth-penalty"]
+        sched = Scheduler(*args, name=f"topology-all-{check}").start()
+        try:
+            inject_perf(set(range(n // 2, n)))
+            stats = Stats()
+            res = subprocess.run(["stress-ng", "--aggressive", "-M", "-t", str(secs), "-c", str(n), "-f", str(n),
+                                  "--affinity", str(n), "--affinity-delay", "1", "--affinity-pin", "--quiet"],
+                                 capture_output=True, text=True, timeout=secs * 8 + 120)
+            c = stats.read()
+            stats.close()
+            loaded = sched.loaded()
+        finally:
+            rc = sched.stop()
+        r.check(f"topology/all switches ({check}) under stress: still loaded, stress exit 0",
+                res.returncode == 0 and loaded and rc == 0, f"rc={res.returncode} loaded={loaded} unload={rc}")
+        r.figure(f"all switches ({check}) stress {secs} s on {n} CPUs: sel_scaled={c.get('sel_scaled')} "
+                 f"delay placed/ran/migrated={c.get('delay_placed')}/{c.get('delay_ran_before')}/"
+                 f"{c.get('delay_migrated')} sticky set/passed={c.get('sticky_set')}/{c.get('sticky_passed')} "
+                 f"group={c.get('group_scaled')} depth={c.get('depth_scaled')}")
+
+
 def test_modes_under_stress(r, secs=15):
     n = nr_cpus()
     for mode in ("global", "llc", "cpu"):
@@ -131,8 +368,13 @@ def test_modes_under_stress(r, secs=15):
 def main():
     r = Results()
     log(f"guest: {os.uname().release}, {nr_cpus()} CPUs")
-    test_selection_order(r)
-    test_modes_under_stress(r)
+    only = sys.argv[1:]
+    tests = [("select", test_selection_order), ("freq", test_freq_aware_order),
+             ("delay", test_delayed_migration), ("sticky", test_sticky),
+             ("switches", test_switches_under_stress), ("modes", test_modes_under_stress)]
+    for name, fn in tests:
+        if not only or name in only:
+            fn(r)
     r.finish("topology")
 
 
