@@ -15,7 +15,7 @@ import time
 
 from vrqbench import report as reportmod
 from vrqbench.plan import interleave
-from vrqbench.workloads import PEERS_DIR, SCHEDULERS, WORKLOADS
+from vrqbench.workloads import DEFAULT_SCHEDULERS, PEERS_DIR, SCHEDULERS, WORKLOADS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEER_VERSION = "1.1.4"  # scx_bpfland / scx_lavd / scx_flash from crates.io, pinned
@@ -43,7 +43,7 @@ def install_peers(names):
 
 def cmd_run(a):
     workloads = a.workloads.split(",") if a.workloads else list(WORKLOADS)
-    schedulers = a.schedulers.split(",") if a.schedulers else list(SCHEDULERS)
+    schedulers = a.schedulers.split(",") if a.schedulers else list(DEFAULT_SCHEDULERS)
     for w in workloads:
         if w not in WORKLOADS:
             sys.exit(f"bench: unknown workload {w!r} (bench list)")
@@ -106,7 +106,9 @@ def cmd_list(_):
     print("workloads:")
     for w, d in WORKLOADS.items():
         print(f"  {w:18} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)")
-    print("schedulers:", ", ".join(SCHEDULERS))
+    print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
+    print("  only when named (scx_vrq's off-by-default switches):",
+          ", ".join(s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS))
     return 0
 
 
@@ -118,7 +120,7 @@ def main(argv=None):
     r.add_argument("--runs", type=int, help="runs per workload and scheduler")
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
     r.add_argument("--workloads", help="comma-separated (bench list); default all")
-    r.add_argument("--schedulers", help="comma-separated (bench list); default all; eevdf is always added")
+    r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
 
 from vrqbench import codebase, plan as planmod  # noqa: E402
 from vrqbench.workloads import SCHEDULERS, WORKLOADS  # noqa: E402
+from bpfmap import prog_name  # noqa: E402
 from vrqtest import Stats, scx_ops, scx_state, wait_for  # noqa: E402
 
 PROBES = os.path.join(REPO, "target", "bench")
@@ -50,7 +51,7 @@ def schedstat():
 
 def bpf_prog_stats(pid):
     """run_time_ns and run_cnt of the scheduler's BPF programs (kernel.bpf_stats_enabled=1), from the
-    loader's program fds; by program name where bpftool can name them."""
+    loader's program fds, by program name (the callback: vrq_enqueue, ...)."""
     progs = {}
     for fd in glob.glob(f"/proc/{pid}/fdinfo/*"):
         try:
@@ -60,13 +61,8 @@ def bpf_prog_stats(pid):
             continue
         if "prog_id" in info and "run_time_ns" in info:
             progs[info["prog_id"].strip()] = (int(info["run_time_ns"]), int(info["run_cnt"]))
-    names = {}
-    try:
-        out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True, timeout=20).stdout
-        names = {str(p["id"]): p.get("name", "") for p in json.loads(out or "[]")}
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        pass
-    return {names.get(i, f"id{i}") or f"id{i}": {"run_time_ns": t, "run_cnt": c} for i, (t, c) in progs.items()}
+    names = {i: prog_name(i) for i in progs}
+    return {names[i] or f"id{i}": {"run_time_ns": t, "run_cnt": c} for i, (t, c) in progs.items()}
 
 
 def bpf_delta(before, after):

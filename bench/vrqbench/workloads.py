@@ -19,7 +19,17 @@ SCHEDULERS = {
     "bpfland": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_bpfland"], "peer": "scx_bpfland"},
     "lavd": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_lavd"], "peer": "scx_lavd"},
     "flash": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_flash"], "peer": "scx_flash"},
+    # scx_vrq's off-by-default switches (issue 4), for measuring each one's effect; run only when named
+    "vrq-group": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--group-accounting", "session"],
+                  "vrq": True, "variant": True},
+    "vrq-depth": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--fork-depth-penalty"],
+                  "vrq": True, "variant": True},
+    "vrq-cpu-sticky": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "cpu", "--sticky"],
+                       "vrq": True, "variant": True},
 }
+
+# what `bench run` compares when --schedulers is not given
+DEFAULT_SCHEDULERS = [name for name, spec in SCHEDULERS.items() if not spec.get("variant")]
 
 
 def _sh(cmd, timeout=3600, **kw):

@@ -1,8 +1,9 @@
-"""Write one element of a loaded BPF map found by name, through the bpf() system call (no bpftool
-needed in the guest). The in-VM tests use it for scx_vrq's test interface, the `test_cpuperf` map
-(per-CPU performance levels that stand in for frequency scaling, which a VM does not have).
+"""The bpf() system call for what the guest has no bpftool for: write one element of a loaded BPF map
+found by name (the in-VM tests use it for scx_vrq's test interface, the `test_cpuperf` map: per-CPU
+performance levels standing in for frequency scaling, which a VM does not have), and name a loaded
+program by its id (the bench's BPF ns/op per callback).
 
-Only what the tests need: array maps with u32 keys and u32 values.
+Only what those need: array maps with u32 keys and u32 values; program names.
 """
 
 import ctypes
@@ -12,6 +13,7 @@ import struct
 SYS_BPF = 321  # x86_64
 BPF_MAP_UPDATE_ELEM = 2
 BPF_MAP_GET_NEXT_ID = 12
+BPF_PROG_GET_FD_BY_ID = 13
 BPF_MAP_GET_FD_BY_ID = 14
 BPF_OBJ_GET_INFO_BY_FD = 15
 
@@ -79,3 +81,20 @@ class BpfMap:
 
     def close(self):
         os.close(self.fd)
+
+
+def prog_name(prog_id):
+    """The name of loaded BPF program `prog_id` (the kernel keeps the first 15 characters), or None."""
+    try:
+        fd, _ = _bpf(BPF_PROG_GET_FD_BY_ID, struct.pack("<III", int(prog_id), 0, 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        info = ctypes.create_string_buffer(256)
+        _bpf(BPF_OBJ_GET_INFO_BY_FD, struct.pack("<IIQ", fd, 256, ctypes.addressof(info)))
+        # struct bpf_prog_info: ... map_ids (u64) at 56, then name[16] at 64
+        return info.raw[64:80].split(b"\0", 1)[0].decode() or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
