@@ -70,24 +70,6 @@ impl GroupMode {
     }
 }
 
-/// What checks a delayed-migration task's delay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum MigrationCheck {
-    /// A BPF timer per waker CPU, armed when a task is placed on it.
-    Timer,
-    /// The waker CPU's scheduler tick.
-    Tick,
-}
-
-impl MigrationCheck {
-    fn bpf_value(self) -> u32 {
-        match self {
-            MigrationCheck::Timer => bpf_intf::vrq_migration_check_VRQ_CHECK_TIMER as u32,
-            MigrationCheck::Tick => bpf_intf::vrq_migration_check_VRQ_CHECK_TICK as u32,
-        }
-    }
-}
-
 /// Which CPUs share one run queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum QueueMode {
@@ -174,14 +156,10 @@ struct Opts {
 
     /// Delayed migration (seed 002): a woken or forked task whose idle CPU would be a scaled (cold)
     /// one is placed on the waker's warm CPU, and an idle CPU is woken for it only if it has not run
-    /// within US µs. 0-10000; 0 turns it off; needs --freq-threshold (the RFC used 50).
+    /// within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
+    /// 0-10000; 0 turns it off; needs --freq-threshold (the RFC used 50).
     #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     migration_delay_us: u64,
-
-    /// What notices a delayed task's delay running out: timer (a BPF timer on the waker CPU, exact)
-    /// or tick (the waker CPU's scheduler tick: no timer cost, up to one tick late).
-    #[arg(long, value_enum, default_value_t = MigrationCheck::Timer)]
-    migration_check: MigrationCheck,
 
     /// Sticky tasks (BFS): a task descheduled while still runnable is sticky to its CPU; to CPUs of
     /// other queues its deadline counts as later by the nice-19 offset, so they take it only when they
@@ -329,7 +307,6 @@ impl<'a> Scheduler<'a> {
         rodata.fork_depth_penalty = opts.fork_depth_penalty;
         rodata.freq_threshold_pct = opts.freq_threshold;
         rodata.migration_delay_ns = opts.migration_delay_us * 1000;
-        rodata.migration_check = opts.migration_check.bpf_value();
         rodata.sticky_tasks = opts.sticky;
         rodata.nr_cpus = nr_cpus as u32;
         for (id, t) in &cpus {
@@ -338,7 +315,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us ({:?}) sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -352,7 +329,6 @@ impl<'a> Scheduler<'a> {
             opts.fork_depth_penalty,
             opts.freq_threshold,
             opts.migration_delay_us,
-            opts.migration_check,
             opts.sticky,
             cpus.len()
         );

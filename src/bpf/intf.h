@@ -106,12 +106,6 @@ enum vrq_stat {
 };
 
 
-/* --migration-check: what notices that a delayed task has waited out its delay (seed 002). */
-enum vrq_migration_check {
-	VRQ_CHECK_TIMER		= 0,	/* a BPF timer per waker CPU, armed when a task is placed */
-	VRQ_CHECK_TICK		= 1,	/* the waker CPU's scheduler tick */
-};
-
 /* Performance levels are relative to the CPU's maximum, as sched_ext reports them (SCX_CPUPERF_ONE). */
 enum vrq_perf_consts {
 	VRQ_PERF_ONE		= 1024,

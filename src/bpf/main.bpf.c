@@ -30,7 +30,6 @@ const volatile u32 group_mode = VRQ_GROUP_OFF;
 const volatile bool fork_depth_penalty = false;
 const volatile u32 freq_threshold_pct = 0;		/* 0: frequency-blind CPU selection */
 const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
-const volatile u32 migration_check = VRQ_CHECK_TIMER;
 const volatile bool sticky_tasks = false;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
@@ -57,7 +56,6 @@ struct cpu_ctx {
 	s64 delay_pending;
 	u64 delay_gen;				/* bumped each time the pending ones' delay ran out */
 	u64 delay_first_at;			/* when the oldest pending one was placed */
-	u32 delay_timer_armed;
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
@@ -101,18 +99,6 @@ struct {
 	__type(key, u32);
 	__type(value, u32);
 } test_cpuperf SEC(".maps");
-
-/* One timer per waker CPU for delayed migration (--migration-check timer). */
-struct delay_timer {
-	struct bpf_timer timer;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, VRQ_MAX_CPUS);
-	__type(key, u32);
-	__type(value, struct delay_timer);
-} delay_timers SEC(".maps");
 
 /* Runnable tasks per group (--group-accounting), keyed by the group's id (tgid or session id). */
 struct {
@@ -556,22 +542,14 @@ static void delay_expired(s32 cpu)
 	}
 }
 
-static int delay_timer_fired(void *map, int *key, struct delay_timer *t)
-{
-	struct cpu_ctx *cctx = cpu_ctx_of(*key);
-
-	if (cctx)
-		cctx->delay_timer_armed = 0;
-	delay_expired(*key);
-	return 0;
-}
-
-/* Count a task placed on the waker @cpu and make sure its delay will be checked. */
+/*
+ * Count a task placed on the waker @cpu. Its delay is checked on that CPU's tick (vrq_tick): a BPF
+ * timer per placement measured costlier per wake-up (bench/migration-check, docs/measured.md), and a
+ * waker that keeps its CPU ticks, while one that sleeps runs the task first.
+ */
 static void delay_track(struct task_ctx *tctx, s32 cpu)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
-	struct delay_timer *t;
-	u32 key = CPU_IDX(cpu);
 
 	if (!cctx)
 		return;
@@ -579,11 +557,6 @@ static void delay_track(struct task_ctx *tctx, s32 cpu)
 	tctx->delay_gen = cctx->delay_gen;
 	if (__sync_fetch_and_add(&cctx->delay_pending, 1) <= 0)
 		cctx->delay_first_at = scx_bpf_now();
-	if (migration_check != VRQ_CHECK_TIMER || cctx->delay_timer_armed)
-		return;
-	t = bpf_map_lookup_elem(&delay_timers, &key);
-	if (t && !bpf_timer_start(&t->timer, migration_delay_ns, BPF_F_TIMER_CPU_PIN))
-		cctx->delay_timer_armed = 1;
 }
 
 /*
@@ -863,7 +836,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	if (tctx)
 		charge_slice(tctx, now);
 	refresh_cpu_perf(cpu);
-	if (migration_check == VRQ_CHECK_TICK && cctx && cctx->delay_pending > 0 &&
+	if (migration_delay_ns && cctx && cctx->delay_pending > 0 &&
 	    vrq_delay_expired(cctx->delay_first_at, now, migration_delay_ns))
 		delay_expired(cpu);
 }
@@ -1021,26 +994,6 @@ static s32 init_perf_masks(void)
 	return build_level_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no level: empty */
 }
 
-static s32 init_delay_timers(void)
-{
-	struct delay_timer *t;
-	u32 cpu;
-	s32 err;
-
-	if (!migration_delay_ns || migration_check != VRQ_CHECK_TIMER)
-		return 0;
-	bpf_for(cpu, 0, nr_cpus) {
-		u32 key = cpu;
-
-		if (!(t = bpf_map_lookup_elem(&delay_timers, &key)))
-			return -ENOENT;
-		if ((err = bpf_timer_init(&t->timer, &delay_timers, CLOCK_MONOTONIC)) ||
-		    (err = bpf_timer_set_callback(&t->timer, delay_timer_fired)))
-			return err;
-	}
-	return 0;
-}
-
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 {
 	u32 cpu, q;
@@ -1091,7 +1044,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 		    (err = build_level_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
 			return err;
 	}
-	if ((err = init_perf_masks()) || (err = init_delay_timers()))
+	if ((err = init_perf_masks()))
 		return err;
 	return 0;
 }
