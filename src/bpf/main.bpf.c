@@ -813,7 +813,11 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->delay_cpu >= 0) {
 		struct cpu_ctx *wctx = cpu_ctx_of(tctx->delay_cpu);
 
-		/* same generation: its delay has not run out yet */
+		/*
+		 * Same generation: its delay has not run out yet. (Racing the tick's reset can leave the
+		 * count one off for a moment; it only decides whether an expiry wakes an idle CPU, and a
+		 * task it misses still runs from its queue like any other.)
+		 */
 		if (wctx && wctx->delay_gen == tctx->delay_gen) {
 			__sync_fetch_and_sub(&wctx->delay_pending, 1);
 			stat_inc(VRQ_STAT_DELAY_RAN_BEFORE);
