@@ -565,6 +565,12 @@ mod tests {
         assert_eq!(o.queue, QueueMode::Llc);
         assert_eq!(o.idle_bound_ms, 2000);
         assert_eq!(o.yield_type, 1, "BFS yield_type default");
+        assert_eq!(
+            o.freq_threshold, 0,
+            "frequency-aware selection off by default"
+        );
+        assert_eq!(o.migration_delay_us, 0, "delayed migration off by default");
+        assert!(!o.sticky, "sticky tasks off by default");
         assert!(o.idle_bound_ms < WATCHDOG_MS && o.max_round_ms < WATCHDOG_MS);
     }
 
@@ -580,6 +586,10 @@ mod tests {
             &["--stats", "0.01"],
             &["--monitor", "x"],
             &["--yield-type", "3"],
+            &["--freq-threshold", "101"],
+            &["--freq-threshold", "-1"],
+            &["--migration-delay-us", "10001"],
+            &["--sticky", "yes"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was accepted");
         }
@@ -587,6 +597,13 @@ mod tests {
             &["--rr-interval-ms", "1"][..],
             &["--rr-interval-ms", "1000"],
             &["--queue", "cpu"],
+            &[
+                "--freq-threshold",
+                "100",
+                "--migration-delay-us",
+                "10000",
+                "--sticky",
+            ],
         ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }
