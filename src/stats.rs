@@ -62,6 +62,7 @@ vrq_metrics! {
     steal_fail = vrq_stat_VRQ_STAT_STEAL_FAIL: "Peeked tasks gone or unmovable when taken",
     peeks = vrq_stat_VRQ_STAT_PEEK: "Lockless reads of other queues' heads",
     keep_last = vrq_stat_VRQ_STAT_KEEP_LAST: "Only runnable task kept on its CPU with a new slice",
+    slice_renewed = vrq_stat_VRQ_STAT_SLICE_RENEWED: "Slices renewed on the tick with nothing waiting (no reschedule)",
     direct_idle = vrq_stat_VRQ_STAT_DIRECT_IDLE: "Woken tasks handed straight to the idle CPU chosen for them",
     goidle_idle = vrq_stat_VRQ_STAT_GOIDLE_IDLE: "CPU idle and nothing found: wasted wake-up (idle->idle)",
     goidle_blocked = vrq_stat_VRQ_STAT_GOIDLE_BLOCKED: "CPU goes idle after the previous task blocked",
@@ -98,7 +99,7 @@ impl Metrics {
     fn format<W: Write>(&self, w: &mut W) -> Result<()> {
         writeln!(
             w,
-            "[{}] {} q:{} queued:{}/{} | dsp local:{} direct:{} steal:{} fail:{} peek:{} keep:{} \
+            "[{}] {} q:{} queued:{}/{} | dsp local:{} direct:{} steal:{} fail:{} peek:{} keep:{} renew:{} \
              | sel prev:{} smt:{} llc:{} pkg:{} node:{} any:{} busy:{}",
             crate::SCHEDULER_NAME,
             self.queue_mode,
@@ -111,6 +112,7 @@ impl Metrics {
             self.steal_fail,
             self.peeks,
             self.keep_last,
+            self.slice_renewed,
             self.sel_prev,
             self.sel_smt,
             self.sel_llc,

@@ -66,6 +66,7 @@ enum vrq_stat {
 	VRQ_STAT_STEAL_FAIL,		/* a peeked task was gone (or not movable) when we tried to take it */
 	VRQ_STAT_PEEK,			/* lockless reads of another queue's head */
 	VRQ_STAT_KEEP_LAST,		/* the only runnable task stays on its CPU with a new slice */
+	VRQ_STAT_SLICE_RENEWED,		/* ... renewed on the tick, nothing waiting: no trip through schedule() */
 	VRQ_STAT_DIRECT_IDLE,		/* woken task handed straight to the idle CPU chosen for it */
 	/* why a CPU found nothing to run (seed 000's sched_goidle breakdown) */
 	VRQ_STAT_GOIDLE_IDLE,		/* it was idle and stays idle: a wasted wake-up */

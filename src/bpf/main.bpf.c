@@ -828,10 +828,26 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 		cctx->running_priodl = task_priodl(p, tctx);
 }
 
+/*
+ * Is any task waiting that this CPU might run instead of the current one? (Queue depths only; the
+ * kfunc returns a negative error for a queue it does not know, which is not a waiting task.)
+ */
+static bool anything_waiting(void)
+{
+	u32 q;
+
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0 || scx_bpf_dsq_nr_queued(SCX_DSQ_GLOBAL) > 0)
+		return true;
+	bpf_for(q, 0, nr_queues) {
+		if (scx_bpf_dsq_nr_queued(q) > 0)
+			return true;
+	}
+	return false;
+}
+
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
-
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	u64 now = scx_bpf_now();
@@ -843,6 +859,19 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	if (migration_delay_ns && cctx && cctx->delay_pending > 0 &&
 	    vrq_delay_expired(cctx->delay_first_at, now, migration_delay_ns))
 		delay_expired(cpu);
+
+	/*
+	 * The slice ran out (the kernel reschedules when it reads 0 after this callback) but nothing
+	 * waits anywhere: renew it here, with the new deadline BFS would give, instead of a trip
+	 * through schedule() and dispatch that can only pick this task again (keep_last).
+	 */
+	if (tctx && p->scx.slice == 0 && !anything_waiting()) {
+		refresh_deadline(p, tctx, queue_of_cpu(cpu));
+		p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
+		if (cctx)
+			cctx->running_priodl = task_priodl(p, tctx);
+		stat_inc(VRQ_STAT_SLICE_RENEWED);
+	}
 }
 
 void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
