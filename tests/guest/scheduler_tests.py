@@ -32,6 +32,25 @@ def test_load(r, sched, mode):
     r.check(f"{mode}/load", sched.loaded(), f"state={scx_state()} ops={scx_ops()}")
 
 
+def test_lone_task(r, sched, mode, secs=3):
+    """A CPU hog with nothing else waiting keeps its CPU: its slice is renewed on the tick, with no
+    trip through schedule() and dispatch to pick it again (slice_renewed, not keep_last)."""
+    stats = Stats()
+    hog = start_hog()
+    try:
+        time.sleep(0.5)
+        stats.read()
+        time.sleep(secs)
+        c = stats.read()
+    finally:
+        stats.close()
+        stop_all([hog])
+    renewed, kept = c.get("slice_renewed", 0), c.get("keep_last", 0)
+    r.check(f"{mode}/lone hog's slice renewed on the tick, not rescheduled", renewed >= 100 and renewed > 4 * kept,
+            f"slice_renewed={renewed} keep_last={kept} in {secs} s")
+    r.figure(f"{mode} lone hog {secs} s: slice_renewed={renewed} keep_last={kept}")
+
+
 def test_stress(r, sched, mode, secs):
     """The sched_ext project's CI stress (scx CI 'test' job), scaled to this guest."""
     n = nr_cpus()
@@ -313,6 +332,7 @@ def main():
             continue
         try:
             test_load(r, sched, mode)
+            test_lone_task(r, sched, mode)
             test_stress(r, sched, mode, opts.stress_secs)
             test_nice_share(r, sched, mode, opts.share_secs)
             test_idle_share(r, sched, mode, opts.idle_secs)
