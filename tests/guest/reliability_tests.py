@@ -21,7 +21,7 @@ import signal
 import subprocess
 import time
 
-from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, STATS_SOCK, Results, Scheduler, as_user, dmesg_len, ejections,
+from vrqtest import (POLICY_SIM, SCX_VRQ, STATS_SOCK, Results, Scheduler, as_user, dmesg_len, ejections,
                      hotpluggable_cpu, kernel_log_problems, log, nr_cpus, one_clear_line, run_cli, scx_exits,
                      scx_ops, scx_state, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
 
@@ -56,7 +56,7 @@ class Suite:
         self.r = Results()
         self.ejections = []
         self.stress_ok = {}          # mode -> (ok runs, runs)
-        self.stressor_ok = {}        # "stressor/mode" -> (ok, runs)
+        self.stressor_ok = {}        # stressor -> (ok runs, runs), over the modes
         self.hotplug_survived = 0
         self.bad_inputs = 0
         self.bad_rejected = 0        # refused as promised: one line, exit 2
@@ -119,6 +119,7 @@ def test_ci_stress(s):
         for run in range(1, o.stress_runs + 1):
             name = f"stress/{mode} run {run}"
             sched = Scheduler("--queue", mode, name=f"rel-stress-{mode}-{run}").start()
+            ok = False
             try:
                 res = subprocess.run(ci_stress_cmd(o.stress_secs), capture_output=True, text=True,
                                      timeout=o.stress_secs * 6 + 120)
@@ -134,8 +135,9 @@ def test_ci_stress(s):
 
 # --- 2. more stressors, many threads, churn, hotplug --------------------------------------------------
 
-# stress-ng 0.15's scheduler-heavy stressors ("sched" is `schedpolicy` there). cpu-online runs
-# separately (test_hotplug): every CPU going off or on line makes the kernel restart the scheduler.
+# stress-ng 0.15's scheduler-heavy stressors ("sched" is `schedpolicy` there). Its cpu-online stressor
+# only runs with --pathological (it "may hang or reboot the machine"); CPU hotplug is test_hotplug's and
+# test_restart_storm's instead: every CPU going off or on line makes the kernel restart the scheduler.
 STRESSORS = ["fork", "clone", "yield", "switch", "schedpolicy", "affinity"]
 
 
