@@ -663,18 +663,20 @@ def test_starvation(s):
                 f"gap {gap_ms:.0f} ms")
         s.check("starve/root task gets > 1/4 of its fair share", share > fair / 4,
                 f"share {share:.3f} CPU, fair {fair:.3f}")
-        s.check("starve/scheduler still loaded", sched.loaded(), f"state={scx_state()} {sched.tail(2)}")
+        loaded = s.check("starve/scheduler still loaded", sched.loaded(), f"state={scx_state()} {sched.tail(2)}")
+        # An ejection hands the rest of the measurement to the kernel's scheduler: say so with the figures.
+        under = "under scx_vrq" if loaded else "PARTLY UNDER THE KERNEL'S SCHEDULER (ejected)"
         # What nobody's long-lived tasks (the hogs) got over the same time, each.
         after = user_cpu(NOBODY)
         hog_shares = sorted((after[p] - t) / 1e9 / o.starve_secs for p, t in nobody_before.items() if p in after)
         nobody_share = sum(hog_shares)
         s.figure(f"starvation: root nice-0 task beside {hogs} nobody hogs (half switching among "
                  f"{o.starve_policies} and raising nice) + {storms} fork storms on {nr_cpus()} CPUs for "
-                 f"{o.starve_secs}s: longest gap {gap_ms:.0f} ms, CPU {share:.3f} (fair {fair:.3f}); "
+                 f"{o.starve_secs}s, {under}: longest gap {gap_ms:.0f} ms, CPU {share:.3f} (fair {fair:.3f}); "
                  f"nobody's {len(hog_shares)} lasting tasks got {nobody_share:.2f} CPUs "
                  f"(each: {' '.join(f'{x:.2f}' for x in hog_shares)})")
-        s.extra.append(f"root task beside nobody's load: longest gap {gap_ms:.0f} ms, CPU {share:.3f} "
-                       f"(fair {fair:.3f})")
+        s.extra.append(f"root task beside nobody's load ({under}): longest gap {gap_ms:.0f} ms, "
+                       f"CPU {share:.3f} (fair {fair:.3f})")
     finally:
         if load:
             try:
