@@ -228,3 +228,86 @@ def kernel_log_problems(since_lines=0):
 
 def dmesg_len():
     return len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
+
+
+# --- helpers of the reliability suite (tests/guest/reliability_tests.py) -----------------------------
+
+# sched_ext logs every exit of a BPF scheduler as `sched_ext: BPF scheduler "NAME" disabled (REASON)`.
+# These reasons are exits someone asked for: the loader unregistering (Ctrl-C, SIGTERM, SIGKILL closing
+# its link) and the kernel asking for a restart (CPU hotplug). Anything else -- "runtime error",
+# "scx_bpf_error", "runnable task stall" -- is an ejection.
+ASKED_EXIT_REASONS = ("unregistered from user space",)
+KERNEL_RESTART_REASON = "unregistered from the main kernel"
+
+
+def scx_exits(since_lines=0):
+    """(ops name, reason) of every BPF scheduler exit the kernel logged after line `since_lines`."""
+    exits = []
+    out = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[since_lines:]
+    for line in out:
+        if "sched_ext: BPF scheduler" in line and "disabled (" in line:
+            name = line.split('"')[1] if line.count('"') >= 2 else "?"
+            reason = line.rsplit("disabled (", 1)[1].rstrip().rstrip(")")
+            exits.append((name, reason))
+    return exits
+
+
+def ejections(since_lines=0, restarts_expected=False):
+    """Exits of the scheduler nobody asked for since `since_lines`. A kernel-asked restart counts as
+    asked only where the test caused one (CPU hotplug)."""
+    asked = ASKED_EXIT_REASONS + ((KERNEL_RESTART_REASON,) if restarts_expected else ())
+    return [f"{name}: {reason}" for name, reason in scx_exits(since_lines) if reason not in asked]
+
+
+def run_cli(args, user=None, wrap=None, timeout=60):
+    """scx_vrq run once to completion (bad flags, refusals), optionally as another user or wrapped."""
+    cmd = [SCX_VRQ, *args]
+    if user is not None:
+        cmd = as_user(user, cmd)
+    if wrap is not None:
+        cmd = wrap(cmd)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def as_user(uid, cmd):
+    """`cmd` run with the real and effective uid/gid `uid` and no supplementary groups."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
+
+
+def one_clear_line(res, needle):
+    """A refusal as the README promises it: failed, nothing on stdout, exactly one line on stderr,
+    and that line names the problem (`needle`)."""
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    return res.returncode != 0 and len(lines) == 1 and needle in lines[0] and not res.stdout.strip()
+
+
+def cpu_times(pids):
+    """CPU time (ns) of each pid now; 0 for a pid that is gone."""
+    out = []
+    for p in pids:
+        try:
+            out.append(runtime_ns(p))
+        except OSError:
+            out.append(0)
+    return out
+
+
+def stalled_tasks(pids, secs):
+    """The pids (CPU-bound tasks) that got no CPU time at all over the next `secs` seconds: runnable
+    but unscheduled."""
+    start = cpu_times(pids)
+    time.sleep(secs)
+    return [p for p, s, e in zip(pids, start, cpu_times(pids)) if e <= s]
+
+
+def set_cpu_online(cpu, online):
+    with open(f"/sys/devices/system/cpu/cpu{cpu}/online", "w") as f:
+        f.write("1" if online else "0")
+
+
+def hotpluggable_cpu():
+    """The highest-numbered CPU that can go offline, or None."""
+    for cpu in range(nr_cpus() - 1, 0, -1):
+        if os.path.exists(f"/sys/devices/system/cpu/cpu{cpu}/online"):
+            return cpu
+    return None
