@@ -403,8 +403,10 @@ impl Drop for Scheduler<'_> {
     }
 }
 
-/// Restarts asked by the kernel (CPU hotplug) are honoured, but a storm of them is not looped on
-/// forever: more than MAX within WINDOW and scx_vrq exits, leaving the kernel's scheduler in charge.
+/// Restarts asked by the kernel (CPU hotplug) are always honoured -- giving up would leave the
+/// machine on the kernel's scheduler for good over a burst of hotplug -- but their rate is bounded:
+/// past MAX within WINDOW, the next reload waits until the oldest one leaves the window (meanwhile
+/// the kernel's scheduler runs everything).
 #[derive(Default)]
 struct RestartBudget {
     recent: std::collections::VecDeque<std::time::Instant>,
@@ -414,7 +416,8 @@ impl RestartBudget {
     const MAX: usize = 20;
     const WINDOW: Duration = Duration::from_secs(60);
 
-    fn allow(&mut self, now: std::time::Instant) -> bool {
+    /// How long to wait before a restart at `now` fits the budget (zero: at once).
+    fn wait_before(&mut self, now: std::time::Instant) -> Duration {
         while self
             .recent
             .front()
@@ -422,13 +425,32 @@ impl RestartBudget {
         {
             self.recent.pop_front();
         }
-        if self.recent.len() >= Self::MAX {
-            return false;
+        if self.recent.len() < Self::MAX {
+            return Duration::ZERO;
         }
-        self.recent.push_back(now);
-        true
+        (self.recent[0] + Self::WINDOW + Duration::from_millis(1)).saturating_duration_since(now)
+    }
+
+    fn record(&mut self, at: std::time::Instant) {
+        self.recent.push_back(at);
     }
 }
+
+/// Sleep up to `d`, waking early on shutdown; false if shut down.
+fn sleep_unless_shutdown(d: Duration, shutdown: &AtomicBool) -> bool {
+    let end = std::time::Instant::now() + d;
+    while std::time::Instant::now() < end {
+        if shutdown.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100).min(end - std::time::Instant::now()));
+    }
+    !shutdown.load(Ordering::Relaxed)
+}
+
+/// A reload right after a hotplug event can race the CPU going away (its topology files vanish
+/// while they are read): try a few times before giving up.
+const RELOAD_ATTEMPTS: u32 = 5;
 
 fn init_log(verbose: bool) -> Result<()> {
     let mut cfg = simplelog::ConfigBuilder::new();
@@ -494,18 +516,44 @@ fn run(opts: &Opts) -> Result<()> {
     preflight()?;
     let mut open_object = MaybeUninit::uninit();
     let mut restarts = RestartBudget::default();
+    let mut reloading = false;
     loop {
+        if reloading {
+            // the CPU that went away may still be half-visible in sysfs: wait until the topology
+            // reads cleanly (a few tries) before building the scheduler on it
+            let mut attempt = 1;
+            while let Err(e) = Topology::new() {
+                warn!("reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}): {e:#}");
+                if attempt == RELOAD_ATTEMPTS
+                    || !sleep_unless_shutdown(Duration::from_secs(1), &shutdown)
+                {
+                    break; // Scheduler::init below reports the error, or we are shutting down
+                }
+                attempt += 1;
+            }
+            if shutdown.load(Ordering::Relaxed) {
+                break;
+            }
+        }
         let mut sched = Scheduler::init(opts, &mut open_object)?;
         let exit = sched.run(shutdown.clone())?;
+        drop(sched);
         if exit.should_restart() && !shutdown.load(Ordering::Relaxed) {
-            if !restarts.allow(std::time::Instant::now()) {
-                bail!(
-                    "the kernel asked for more than {} restarts within {} s; giving up (the kernel's scheduler stays in charge)",
+            let wait = restarts.wait_before(std::time::Instant::now());
+            if !wait.is_zero() {
+                warn!(
+                    "more than {} kernel-asked restarts within {} s: reloading in {:.1} s (the kernel's scheduler runs meanwhile)",
                     RestartBudget::MAX,
-                    RestartBudget::WINDOW.as_secs()
+                    RestartBudget::WINDOW.as_secs(),
+                    wait.as_secs_f64()
                 );
+                if !sleep_unless_shutdown(wait, &shutdown) {
+                    break;
+                }
             }
+            restarts.record(std::time::Instant::now());
             info!("the kernel asked for a restart (CPU hotplug); reloading");
+            reloading = true;
             continue;
         }
         break;
@@ -626,21 +674,22 @@ mod tests {
     }
 
     #[test]
-    fn restart_storms_are_bounded() {
+    fn restart_storms_are_rate_bounded() {
         let mut b = RestartBudget::default();
         let t0 = std::time::Instant::now();
         for i in 0..RestartBudget::MAX {
-            assert!(
-                b.allow(t0 + Duration::from_millis(i as u64)),
-                "restart {i} refused"
-            );
+            let at = t0 + Duration::from_millis(i as u64);
+            assert!(b.wait_before(at).is_zero(), "restart {i} delayed");
+            b.record(at);
         }
+        let wait = b.wait_before(t0 + Duration::from_secs(1));
         assert!(
-            !b.allow(t0 + Duration::from_secs(1)),
-            "restart past the budget allowed"
+            wait > Duration::from_secs(58) && wait <= RestartBudget::WINDOW,
+            "restart past the budget not delayed until the window frees: {wait:?}"
         );
         assert!(
-            b.allow(t0 + RestartBudget::WINDOW + Duration::from_secs(2)),
+            b.wait_before(t0 + RestartBudget::WINDOW + Duration::from_secs(2))
+                .is_zero(),
             "budget never refills"
         );
     }
