@@ -81,6 +81,7 @@ vrq_metrics! {
     batch_no_preempt = vrq_stat_VRQ_STAT_BATCH_NO_PREEMPT: "Wake-ups that may not preempt (SCHED_BATCH, sync)",
     idle_bound = vrq_stat_VRQ_STAT_IDLE_BOUND: "SCHED_IDLE tasks run because they waited past the bound",
     slice_shrunk = vrq_stat_VRQ_STAT_SLICE_SHRUNK: "Slices shortened because a queue is long",
+    slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER: "Shrunk slices ended by the slice timer before the next tick",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
     group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched by the group's runnable tasks",
@@ -123,7 +124,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} \
+            "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
              rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
              freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
             self.enqueues,
@@ -133,6 +134,7 @@ impl Metrics {
             self.batch_no_preempt,
             self.idle_bound,
             self.slice_shrunk,
+            self.slice_timer,
             self.niffies_rebase,
             self.yields,
             self.group_scaled,

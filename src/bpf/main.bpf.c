@@ -56,6 +56,9 @@ struct cpu_ctx {
 	s64 delay_pending;
 	u64 delay_gen;				/* bumped each time the pending ones' delay ran out */
 	u64 delay_first_at;			/* when the oldest pending one was placed */
+	/* short slices: which run of this CPU the slice timer was armed for (see slice_timer_fired) */
+	u64 run_seq;
+	u64 timer_seq;
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
@@ -99,6 +102,23 @@ struct {
 	__type(key, u32);
 	__type(value, u32);
 } test_cpuperf SEC(".maps");
+
+/*
+ * One timer per CPU to end slices shorter than the scheduler tick. sched_ext ends a slice only on a
+ * tick (4 ms at HZ=250); when a long queue shrinks the slice below rr_interval (--max-round-ms), a
+ * round would otherwise still cost a tick per task -- 10,000 tasks on 2 CPUs, 20 s, past the
+ * watchdog. Armed only for shrunk slices, so the normal case costs nothing.
+ */
+struct slice_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VRQ_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct slice_timer);
+} slice_timers SEC(".maps");
 
 /* Runnable tasks per group (--group-accounting), keyed by the group's id (tgid or session id). */
 struct {
@@ -654,15 +674,20 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 
 /*
  * SCHED_IDLE tasks wait behind every normal task, but never long enough to trip the sched_ext
- * watchdog: every quarter of --idle-bound-ms this CPU looks at the tail of its own queue (where idle
- * tasks sort) and runs one that has waited longer than the bound.
+ * watchdog: every eighth of --idle-bound-ms this CPU looks at the tail of its own queue (where idle
+ * tasks sort) and runs up to VRQ_IDLE_RESCUE_MAX that have waited longer than the bound, each for
+ * one --min-slice-us only (the slice timer ends it), so that many idle tasks -- any user may make
+ * them -- all get their turn within the watchdog while normal tasks lose little.
  */
+#define VRQ_IDLE_RESCUE_MAX 4
+
 static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
 {
 	struct vrq_queue *vq = queue_state(q);
 	struct task_struct *p;
+	u32 rescued = 0;
 
-	if (now - vq->idle_scan_at < idle_bound_ns / 4)
+	if (now - vq->idle_scan_at < idle_bound_ns / 8)
 		return false;
 	vq->idle_scan_at = now;
 
@@ -676,12 +701,14 @@ static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
 			continue;
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
+		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, min_slice_ns);
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 			stat_inc(VRQ_STAT_IDLE_BOUND);
-			return true;
+			if (++rescued >= VRQ_IDLE_RESCUE_MAX)
+				break;
 		}
 	}
-	return false;
+	return rescued > 0;
 }
 
 void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
@@ -794,6 +821,18 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(VRQ_STAT_GOIDLE_NEEDOTHER);
 }
 
+/* The slice of the run it was armed for is over: make that CPU reschedule, if it is still that run. */
+static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(*key);
+
+	if (cctx && cctx->timer_seq == cctx->run_seq) {
+		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_SLICE_TIMER);
+	}
+	return 0;
+}
+
 void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -806,6 +845,18 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q);
 	tctx->last_charged = scx_bpf_now();
+	if (cctx) {
+		cctx->run_seq++;
+		/* a shrunk slice would otherwise last until the next tick */
+		if (p->scx.slice < rr_interval_ns) {
+			u32 key = CPU_IDX(scx_bpf_task_cpu(p));
+			struct slice_timer *st = bpf_map_lookup_elem(&slice_timers, &key);
+
+			cctx->timer_seq = cctx->run_seq;
+			if (st)
+				bpf_timer_start(&st->timer, p->scx.slice, BPF_F_TIMER_CPU_PIN);
+		}
+	}
 	if (tctx->sticky_cpu >= 0) {
 		stat_inc(tctx->sticky_cpu == scx_bpf_task_cpu(p) ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
 		tctx->sticky_cpu = -1;
@@ -1027,6 +1078,24 @@ static s32 init_perf_masks(void)
 	return build_level_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no level: empty */
 }
 
+static s32 init_slice_timers(void)
+{
+	struct slice_timer *t;
+	u32 cpu;
+	s32 err;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		u32 key = cpu;
+
+		if (!(t = bpf_map_lookup_elem(&slice_timers, &key)))
+			return -ENOENT;
+		if ((err = bpf_timer_init(&t->timer, &slice_timers, CLOCK_MONOTONIC)) ||
+		    (err = bpf_timer_set_callback(&t->timer, slice_timer_fired)))
+			return err;
+	}
+	return 0;
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 {
 	u32 cpu, q;
@@ -1077,7 +1146,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 		    (err = build_level_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
 			return err;
 	}
-	if ((err = init_perf_masks()))
+	if ((err = init_perf_masks()) || (err = init_slice_timers()))
 		return err;
 	return 0;
 }
