@@ -44,7 +44,7 @@ FORMS = {
                  starve_policies="other,batch,idle"),
 }
 
-# Kernel-asked restarts the loader honours before it gives up (src/main.rs RestartBudget).
+# Kernel-asked restarts the loader honours in a window before it waits (src/main.rs RestartBudget).
 RESTART_BUDGET, RESTART_WINDOW_S = 20, 60
 
 
@@ -283,12 +283,10 @@ def most_in_window(times, window):
 
 
 def test_restart_storm(s):
-    """The restart loop is bounded: CPU hotplug as fast as the machine allows (a change every 0.5 s).
-    scx_vrq honours at most 20 kernel-asked restarts in 60 s: while it is alive no 60 s window may hold
-    more, and when it gives up it says so in one line, exits 1 and leaves the kernel's scheduler in
-    charge. Where a reload takes longer than 3 s (the emulated guest: ~7 s) the budget cannot be
-    reached, and the loader must instead be loaded again once the storm ends. Either way no task may
-    be left unscheduled."""
+    """The restart loop is bounded but never gives up: CPU hotplug as fast as the machine allows (a
+    change every 0.5 s). scx_vrq reloads after every kernel-asked restart, at most 20 in any 60 s
+    (past that it waits, the kernel's scheduler running meanwhile), survives a CPU vanishing while
+    it reloads, and is loaded again once the storm ends. No task may be left unscheduled."""
     o = s.opts
     cpu = hotpluggable_cpu()
     if cpu is None:
@@ -306,7 +304,7 @@ def test_restart_storm(s):
             time.sleep(0.5)
         set_cpu_online(cpu, True)
         took = time.monotonic() - t0
-        settled = wait_for(lambda: not sched.alive() or sched.loaded(), 60)
+        settled = wait_for(lambda: not sched.alive() or sched.loaded(), RESTART_WINDOW_S + 30)
         restarts = kernel_restarts(mark)
         peak = most_in_window(restart_times(sched), RESTART_WINDOW_S)
         with open(sched.log_path) as f:
@@ -315,13 +313,11 @@ def test_restart_storm(s):
             s.check("storm: survived it, loaded again", settled and sched.loaded(), f"state={scx_state()}")
             s.check(f"storm: at most {RESTART_BUDGET} restarts in any {RESTART_WINDOW_S}s while alive",
                     peak <= RESTART_BUDGET, f"peak {peak}")
-            outcome = "loader kept reloading (budget not reached)"
+            outcome = "loader kept reloading"
         else:
             rc = sched.proc.poll()
-            s.check("storm: gave up with exit 1 and one clear line", rc == 1 and bool(last)
-                    and "restarts within" in last[0], f"rc={rc} {last}")
-            s.check("storm: the kernel's scheduler is in charge", scx_state() == "disabled", f"state={scx_state()}")
-            outcome = f"loader gave up after {took:.0f}s"
+            s.check("storm: the loader kept running", False, f"rc={rc} {last}")
+            outcome = f"loader exited {rc} after {took:.0f}s"
         stalled = stalled_tasks([h.pid for h in hogs], 2)
         s.check("storm: no task left unscheduled", not stalled, f"stalled {stalled}")
         s.figure(f"restart storm: {changes} CPU changes every 0.5s for {took:.0f}s -> {restarts} kernel-asked "
@@ -404,7 +400,8 @@ def test_faults(s):
 
 # Every flag beyond its limits or of the wrong type, and what the one error line must name.
 # Limits (src/main.rs Opts): rr-interval-ms 1-1000, max-round-ms 10-5000, min-slice-us 50-100000 and
-# at most rr_interval, idle-bound-ms 100-5000, yield-type 0-2, stats/monitor 0.1-3600 s.
+# at most rr_interval, idle-bound-ms 100-5000, yield-type 0-2, freq-threshold 0-100, migration-delay-us
+# 0-10000 (needs freq-threshold), stats/monitor 0.1-3600 s.
 BAD_INPUTS = [
     (["--queue", "numa"], "--queue"),
     (["--queue", "GLOBAL"], "--queue"),
@@ -436,6 +433,12 @@ BAD_INPUTS = [
     (["--group-accounting", "process"], "--group-accounting"),
     (["--group-accounting", "1"], "--group-accounting"),
     (["--fork-depth-penalty=yes"], "--fork-depth-penalty"),
+    (["--freq-threshold", "101"], "--freq-threshold"),
+    (["--freq-threshold", "fast"], "--freq-threshold"),
+    (["--migration-delay-us", "10001"], "--migration-delay-us"),
+    (["--migration-delay-us", "50"], "--migration-delay-us"),  # without --freq-threshold: nothing is cold
+    (["--freq-threshold", "80", "--migration-delay-us", "5ms"], "--migration-delay-us"),
+    (["--sticky=1"], "--sticky"),
     (["--stats", "0"], "--stats"),
     (["--stats", "0.09"], "--stats"),
     (["--stats", "3601"], "--stats"),
@@ -468,6 +471,9 @@ AT_LIMITS = [
     ["--queue", "global"], ["--queue", "llc"], ["--queue", "cpu"],
     ["--group-accounting", "off"], ["--group-accounting", "thread"], ["--group-accounting", "session"],
     ["--fork-depth-penalty"],
+    ["--freq-threshold", "0"], ["--freq-threshold", "100"],
+    ["--freq-threshold", "1", "--migration-delay-us", "1"], ["--freq-threshold", "100", "--migration-delay-us", "10000"],
+    ["--sticky"],
     ["--stats", "0.1"], ["--stats", "3600"],
     ["--exit-dump-len", "0"], ["--exit-dump-len", "65536"],
 ]
@@ -478,6 +484,8 @@ AT_LIMITS_COMBINED = [
      "--yield-type", "2", "--queue", "cpu", "--group-accounting", "session", "--fork-depth-penalty",
      "--stats", "3600", "--exit-dump-len", "65536"],
     ["--min-slice-us", "50", "--queue", "llc", "--group-accounting", "off", "--exit-dump-len", "0"],
+    ["--freq-threshold", "100", "--migration-delay-us", "10000", "--sticky", "--queue", "cpu"],
+    ["--freq-threshold", "1", "--migration-delay-us", "1"],
 ]
 
 
