@@ -280,10 +280,13 @@ struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    fn init(opts: &'a Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+    fn init(
+        opts: &'a Opts,
+        open_object: &'a mut MaybeUninit<OpenObject>,
+        topo: &Topology,
+    ) -> Result<Self> {
         try_set_rlimit_infinity();
-        let topo = Topology::new().context("reading the CPU topology")?;
-        let cpus = cpu_topology(&topo)?;
+        let cpus = cpu_topology(topo)?;
         let nr_cpus = cpus.iter().map(|(id, _)| id + 1).max().unwrap_or(1);
 
         let mut builder = BpfSkelBuilder::default();
@@ -518,24 +521,23 @@ fn run(opts: &Opts) -> Result<()> {
     let mut restarts = RestartBudget::default();
     let mut reloading = false;
     loop {
-        if reloading {
-            // the CPU that went away may still be half-visible in sysfs: wait until the topology
-            // reads cleanly (a few tries) before building the scheduler on it
-            let mut attempt = 1;
-            while let Err(e) = Topology::new() {
-                warn!("reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}): {e:#}");
-                if attempt == RELOAD_ATTEMPTS
-                    || !sleep_unless_shutdown(Duration::from_secs(1), &shutdown)
-                {
-                    break; // Scheduler::init below reports the error, or we are shutting down
+        // After a kernel-asked restart (hotplug) the CPU going away may still be half-visible in
+        // sysfs and its topology files vanish while they are read: try a few times.
+        let mut attempt = 1;
+        let topo = loop {
+            match Topology::new() {
+                Ok(t) => break t,
+                Err(e) if reloading && attempt < RELOAD_ATTEMPTS => {
+                    warn!("reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}): {e:#}");
+                    if !sleep_unless_shutdown(Duration::from_secs(1), &shutdown) {
+                        return Ok(());
+                    }
+                    attempt += 1;
                 }
-                attempt += 1;
+                Err(e) => return Err(e.context("reading the CPU topology")),
             }
-            if shutdown.load(Ordering::Relaxed) {
-                break;
-            }
-        }
-        let mut sched = Scheduler::init(opts, &mut open_object)?;
+        };
+        let mut sched = Scheduler::init(opts, &mut open_object, &topo)?;
         let exit = sched.run(shutdown.clone())?;
         drop(sched);
         if exit.should_restart() && !shutdown.load(Ordering::Relaxed) {
