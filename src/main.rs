@@ -452,8 +452,9 @@ fn sleep_unless_shutdown(d: Duration, shutdown: &AtomicBool) -> bool {
 }
 
 /// A reload right after a hotplug event can race the CPU going away (its topology files vanish
-/// while they are read): try a few times before giving up.
-const RELOAD_ATTEMPTS: u32 = 5;
+/// while they are read), and a burst of hotplug can go on for a while: keep trying, once a second,
+/// for up to two minutes before giving up (the kernel's scheduler runs everything meanwhile).
+const RELOAD_ATTEMPTS: u32 = 120;
 
 fn init_log(verbose: bool) -> Result<()> {
     let mut cfg = simplelog::ConfigBuilder::new();
@@ -528,7 +529,9 @@ fn run(opts: &Opts) -> Result<()> {
             match Topology::new() {
                 Ok(t) => break t,
                 Err(e) if reloading && attempt < RELOAD_ATTEMPTS => {
-                    warn!("reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}): {e:#}");
+                    if attempt == 1 || attempt % 10 == 0 {
+                        warn!("reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}, once a second): {e:#}");
+                    }
                     if !sleep_unless_shutdown(Duration::from_secs(1), &shutdown) {
                         return Ok(());
                     }
