@@ -675,8 +675,8 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 /*
  * SCHED_IDLE tasks wait behind every normal task, but never long enough to trip the sched_ext
  * watchdog: every eighth of --idle-bound-ms this CPU looks at the tail of its own queue (where idle
- * tasks sort) and runs up to VRQ_IDLE_RESCUE_MAX that have waited longer than the bound, each for
- * one --min-slice-us only (the slice timer ends it), so that many idle tasks -- any user may make
+ * tasks sort) and runs up to VRQ_IDLE_RESCUE_MAX that have waited longer than the bound, each with a
+ * --min-slice-us slice (in effect until the next tick), so that many idle tasks -- any user may make
  * them -- all get their turn within the watchdog while normal tasks lose little.
  */
 #define VRQ_IDLE_RESCUE_MAX 4
@@ -847,8 +847,14 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	tctx->last_charged = scx_bpf_now();
 	if (cctx) {
 		cctx->run_seq++;
-		/* a shrunk slice would otherwise last until the next tick */
-		if (p->scx.slice < rr_interval_ns) {
+		/*
+		 * A slice shrunk for a long queue would otherwise last until the next tick. Only then:
+		 * the remainder of an ordinary slice keeps ending on the tick, as the deadlines assume.
+		 */
+		u64 round_slice = vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns,
+						      scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)]);
+
+		if (round_slice < rr_interval_ns && p->scx.slice < rr_interval_ns) {
 			u32 key = CPU_IDX(scx_bpf_task_cpu(p));
 			struct slice_timer *st = bpf_map_lookup_elem(&slice_timers, &key);
 
