@@ -12,14 +12,14 @@ mod stats;
 
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
+use anyhow::bail;
 use clap::Parser;
 use clap::ValueEnum;
 use crossbeam::channel::TryRecvError;
@@ -29,6 +29,8 @@ use libbpf_rs::OpenObject;
 use log::info;
 use log::warn;
 use scx_stats::prelude::*;
+use scx_utils::Topology;
+use scx_utils::UserExitInfo;
 use scx_utils::build_id;
 use scx_utils::compat;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
@@ -38,8 +40,6 @@ use scx_utils::scx_ops_open;
 use scx_utils::try_set_rlimit_infinity;
 use scx_utils::uei_exited;
 use scx_utils::uei_report;
-use scx_utils::Topology;
-use scx_utils::UserExitInfo;
 use stats::Metrics;
 
 const SCHEDULER_NAME: &str = "scx_vrq";
@@ -196,9 +196,7 @@ struct Opts {
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
     if !(0.1..=3600.0).contains(&v) {
         return Err(format!("{v} is outside 0.1-3600 seconds"));
     }
@@ -208,9 +206,7 @@ fn parse_interval(s: &str) -> std::result::Result<f64, String> {
 /// One clear line for every way the machine can be unfit, before anything is touched.
 fn preflight() -> Result<()> {
     if unsafe { libc::geteuid() } != 0 {
-        bail!(
-            "must be run as root (loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF)"
-        );
+        bail!("must be run as root (loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF)");
     }
     let state_path = format!("{SCX_SYSFS}/state");
     let state = std::fs::read_to_string(&state_path).map_err(|_| {
@@ -244,20 +240,12 @@ fn cpu_topology(topo: &Topology) -> Result<Vec<(usize, bpf_intf::vrq_cpu_topo)>>
         let next = map.len() as u32;
         *map.entry(key).or_insert(next)
     }
-    let (mut cores, mut llcs, mut pkgs, mut nodes) = (
-        BTreeMap::new(),
-        BTreeMap::new(),
-        BTreeMap::new(),
-        BTreeMap::new(),
-    );
+    let (mut cores, mut llcs, mut pkgs, mut nodes) =
+        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let mut out = Vec::new();
     for cpu in topo.all_cpus.values() {
         if cpu.id >= MAX_CPUS {
-            bail!(
-                "CPU {} is beyond the {} CPUs scx_vrq supports",
-                cpu.id,
-                MAX_CPUS
-            );
+            bail!("CPU {} is beyond the {} CPUs scx_vrq supports", cpu.id, MAX_CPUS);
         }
         out.push((
             cpu.id,
@@ -280,11 +268,7 @@ struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    fn init(
-        opts: &'a Opts,
-        open_object: &'a mut MaybeUninit<OpenObject>,
-        topo: &Topology,
-    ) -> Result<Self> {
+    fn init(opts: &'a Opts, open_object: &'a mut MaybeUninit<OpenObject>, topo: &Topology) -> Result<Self> {
         try_set_rlimit_infinity();
         let cpus = cpu_topology(topo)?;
         let nr_cpus = cpus.iter().map(|(id, _)| id + 1).max().unwrap_or(1);
@@ -349,12 +333,7 @@ impl<'a> Scheduler<'a> {
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!("scheduler attached (sched_ext ops \"vrq\")");
 
-        Ok(Self {
-            skel,
-            struct_ops,
-            opts,
-            stats_server,
-        })
+        Ok(Self { skel, struct_ops, opts, stats_server })
     }
 
     fn metrics(&self) -> Metrics {
@@ -421,11 +400,7 @@ impl RestartBudget {
 
     /// How long to wait before a restart at `now` fits the budget (zero: at once).
     fn wait_before(&mut self, now: std::time::Instant) -> Duration {
-        while self
-            .recent
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > Self::WINDOW)
-        {
+        while self.recent.front().is_some_and(|t| now.duration_since(*t) > Self::WINDOW) {
             self.recent.pop_front();
         }
         if self.recent.len() < Self::MAX {
@@ -464,11 +439,7 @@ fn init_log(verbose: bool) -> Result<()> {
         .set_target_level(simplelog::LevelFilter::Off)
         .set_thread_level(simplelog::LevelFilter::Off);
     simplelog::TermLogger::init(
-        if verbose {
-            simplelog::LevelFilter::Debug
-        } else {
-            simplelog::LevelFilter::Info
-        },
+        if verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info },
         cfg.build(),
         simplelog::TerminalMode::Stderr,
         simplelog::ColorChoice::Auto,
@@ -481,9 +452,7 @@ fn parse_opts() -> Opts {
     match Opts::try_parse() {
         Ok(o) => o,
         Err(e) => match e.kind() {
-            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                e.exit()
-            }
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
             _ => {
                 let rendered = e.render().to_string();
                 let first = rendered
@@ -530,7 +499,9 @@ fn run(opts: &Opts) -> Result<()> {
                 Ok(t) => break t,
                 Err(e) if reloading && attempt < RELOAD_ATTEMPTS => {
                     if attempt == 1 || attempt % 10 == 0 {
-                        warn!("reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}, once a second): {e:#}");
+                        warn!(
+                            "reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}, once a second): {e:#}"
+                        );
                     }
                     if !sleep_unless_shutdown(Duration::from_secs(1), &shutdown) {
                         return Ok(());
@@ -569,11 +540,7 @@ fn run(opts: &Opts) -> Result<()> {
 fn main() {
     let opts = parse_opts();
     if opts.version {
-        println!(
-            "{} {}",
-            SCHEDULER_NAME,
-            build_id::full_version(env!("CARGO_PKG_VERSION"))
-        );
+        println!("{} {}", SCHEDULER_NAME, build_id::full_version(env!("CARGO_PKG_VERSION")));
         return;
     }
     if opts.help_stats {
@@ -618,10 +585,7 @@ mod tests {
         assert_eq!(o.queue, QueueMode::Llc);
         assert_eq!(o.idle_bound_ms, 2000);
         assert_eq!(o.yield_type, 1, "BFS yield_type default");
-        assert_eq!(
-            o.freq_threshold, 0,
-            "frequency-aware selection off by default"
-        );
+        assert_eq!(o.freq_threshold, 0, "frequency-aware selection off by default");
         assert_eq!(o.migration_delay_us, 0, "delayed migration off by default");
         assert!(!o.sticky, "sticky tasks off by default");
         assert!(o.idle_bound_ms < WATCHDOG_MS && o.max_round_ms < WATCHDOG_MS);
@@ -650,13 +614,7 @@ mod tests {
             &["--rr-interval-ms", "1"][..],
             &["--rr-interval-ms", "1000"],
             &["--queue", "cpu"],
-            &[
-                "--freq-threshold",
-                "100",
-                "--migration-delay-us",
-                "10000",
-                "--sticky",
-            ],
+            &["--freq-threshold", "100", "--migration-delay-us", "10000", "--sticky"],
         ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }
@@ -664,18 +622,9 @@ mod tests {
 
     #[test]
     fn queue_modes_match_the_bpf_enum() {
-        assert_eq!(
-            QueueMode::Global.bpf_value(),
-            bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32
-        );
-        assert_eq!(
-            QueueMode::Llc.bpf_value(),
-            bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32
-        );
-        assert_eq!(
-            QueueMode::Cpu.bpf_value(),
-            bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32
-        );
+        assert_eq!(QueueMode::Global.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32);
+        assert_eq!(QueueMode::Llc.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32);
+        assert_eq!(QueueMode::Cpu.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32);
     }
 
     #[test]
@@ -692,11 +641,7 @@ mod tests {
             wait > Duration::from_secs(58) && wait <= RestartBudget::WINDOW,
             "restart past the budget not delayed until the window frees: {wait:?}"
         );
-        assert!(
-            b.wait_before(t0 + RestartBudget::WINDOW + Duration::from_secs(2))
-                .is_zero(),
-            "budget never refills"
-        );
+        assert!(b.wait_before(t0 + RestartBudget::WINDOW + Duration::from_secs(2)).is_zero(), "budget never refills");
     }
 
     #[test]
@@ -704,17 +649,8 @@ mod tests {
         let n = bpf_intf::vrq_stat_VRQ_NR_STATS as usize;
         let counters: Vec<u64> = (0..n as u64).map(|i| 1000 + i).collect();
         let m = Metrics::from_counters(&counters);
-        assert_eq!(
-            m.dispatch_local,
-            1000 + bpf_intf::vrq_stat_VRQ_STAT_DISPATCH_LOCAL as u64
-        );
-        assert_eq!(
-            m.sel_node,
-            1000 + bpf_intf::vrq_stat_VRQ_STAT_SEL_NODE as u64
-        );
-        assert_eq!(
-            m.niffies_rebase,
-            1000 + bpf_intf::vrq_stat_VRQ_STAT_NIFFIES_REBASE as u64
-        );
+        assert_eq!(m.dispatch_local, 1000 + bpf_intf::vrq_stat_VRQ_STAT_DISPATCH_LOCAL as u64);
+        assert_eq!(m.sel_node, 1000 + bpf_intf::vrq_stat_VRQ_STAT_SEL_NODE as u64);
+        assert_eq!(m.niffies_rebase, 1000 + bpf_intf::vrq_stat_VRQ_STAT_NIFFIES_REBASE as u64);
     }
 }

@@ -3,15 +3,15 @@
 // during the interval; see enum vrq_stat in src/bpf/intf.h for where each is counted.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use scx_stats::prelude::*;
-use scx_stats_derive::stat_doc;
 use scx_stats_derive::Stats;
+use scx_stats_derive::stat_doc;
 use serde::Deserialize;
 use serde::Serialize;
 
@@ -171,9 +171,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         Ok(read)
     });
 
-    StatsServerData::new()
-        .add_meta(Metrics::meta())
-        .add_ops("top", StatsOps { open, close: None })
+    StatsServerData::new().add_meta(Metrics::meta()).add_ops("top", StatsOps { open, close: None })
 }
 
 pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
