@@ -153,13 +153,18 @@ struct {
 
 #define VRQ_NO_QUEUE ((u32)-1)
 
-static __always_inline void stat_inc(u32 idx)
+static __always_inline void stat_add(u32 idx, u64 n)
 {
 	u32 zero = 0;
 	struct vrq_stats *st = bpf_map_lookup_elem(&stats, &zero);
 
 	if (st && idx < VRQ_NR_STATS)
-		st->counters[idx]++;
+		st->counters[idx] += n;
+}
+
+static __always_inline void stat_inc(u32 idx)
+{
+	stat_add(idx, 1);
 }
 
 static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
@@ -555,11 +560,7 @@ static void delay_expired(s32 cpu)
 			break;
 		}
 	}
-	bpf_for(lvl, 0, (u32)waiting) {
-		if (lvl >= 1024)
-			break;
-		stat_inc(VRQ_STAT_DELAY_MIGRATED);
-	}
+	stat_add(VRQ_STAT_DELAY_MIGRATED, waiting);
 }
 
 /*
@@ -715,10 +716,9 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 own = queue_of_cpu(cpu), q, best_q = VRQ_NO_QUEUE, best_dist = VRQ_NR_DIST;
 	u64 best_priodl = 0, now = scx_bpf_now();
+	u64 sticky_raw = (u64)-1;	/* smallest priodl among the sticky heads counted as later */
 	struct task_struct *head;
 	bool prev_runnable;
-
-	u64 sticky_raw = (u64)-1;	/* smallest priodl among the sticky heads counted as later */
 
 	if ((u32)cpu >= VRQ_MAX_CPUS)
 		return;
@@ -833,11 +833,32 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 	return 0;
 }
 
+/*
+ * Start this CPU's run @cctx->run_seq; a slice shrunk for a long queue would otherwise last until the
+ * next tick, so arm the slice timer for it. Only then: the remainder of an ordinary slice keeps ending
+ * on the tick, as the deadlines assume (and the queue depth is read only for a remainder).
+ */
+static void start_run(struct task_struct *p, s32 cpu, struct cpu_ctx *cctx, u32 q)
+{
+	struct slice_timer *st;
+	u32 key = CPU_IDX(cpu);
+
+	cctx->run_seq++;
+	if (p->scx.slice >= rr_interval_ns ||
+	    vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
+				queue_nr_cpus[QUEUE_IDX(q)]) >= rr_interval_ns)
+		return;
+	cctx->timer_seq = cctx->run_seq;
+	if ((st = bpf_map_lookup_elem(&slice_timers, &key)))
+		bpf_timer_start(&st->timer, p->scx.slice, BPF_F_TIMER_CPU_PIN);
+}
+
 void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
-	struct cpu_ctx *cctx = cpu_ctx_of(scx_bpf_task_cpu(p));
-	u32 q = queue_of_cpu(scx_bpf_task_cpu(p));
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+	u32 q = queue_of_cpu(cpu);
 
 	if (!tctx)
 		return;
@@ -845,26 +866,8 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q);
 	tctx->last_charged = scx_bpf_now();
-	if (cctx) {
-		cctx->run_seq++;
-		/*
-		 * A slice shrunk for a long queue would otherwise last until the next tick. Only then:
-		 * the remainder of an ordinary slice keeps ending on the tick, as the deadlines assume.
-		 */
-		u64 round_slice = vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns,
-						      scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)]);
-
-		if (round_slice < rr_interval_ns && p->scx.slice < rr_interval_ns) {
-			u32 key = CPU_IDX(scx_bpf_task_cpu(p));
-			struct slice_timer *st = bpf_map_lookup_elem(&slice_timers, &key);
-
-			cctx->timer_seq = cctx->run_seq;
-			if (st)
-				bpf_timer_start(&st->timer, p->scx.slice, BPF_F_TIMER_CPU_PIN);
-		}
-	}
 	if (tctx->sticky_cpu >= 0) {
-		stat_inc(tctx->sticky_cpu == scx_bpf_task_cpu(p) ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
+		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
 		tctx->sticky_cpu = -1;
 	}
 	if (tctx->delay_cpu >= 0) {
@@ -881,8 +884,10 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 		}
 		tctx->delay_cpu = -1;
 	}
-	if (cctx)
+	if (cctx) {
+		start_run(p, cpu, cctx, q);
 		cctx->running_priodl = task_priodl(p, tctx);
+	}
 }
 
 /*
