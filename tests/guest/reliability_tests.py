@@ -22,7 +22,7 @@ import subprocess
 import time
 
 from vrqtest import (POLICY_SIM, SCX_VRQ, STATS_SOCK, Results, Scheduler, as_user, dmesg_len, ejections,
-                     hotpluggable_cpu, kernel_log_problems, log, nr_cpus, one_clear_line, run_cli, scx_exits,
+                     hotpluggable_cpu, kernel_log_problems, kill_groups, log, nr_cpus, one_clear_line, run_cli, scx_exits,
                      scx_ops, scx_state, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
 
 HOST_TESTS = os.path.dirname(POLICY_SIM)
@@ -686,12 +686,7 @@ def test_starvation(s):
         s.extra.append(f"root task beside nobody's load ({under}): longest gap {gap_ms:.0f} ms, "
                        f"CPU {share:.3f} (fair {fair:.3f})")
     finally:
-        if load:
-            try:
-                os.killpg(load.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            load.wait()
+        kill_groups([load])
         stop_checked(s, "starve", sched)
 
 

@@ -11,12 +11,11 @@ Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
 
 import argparse
 import os
-import signal
 import subprocess
 import time
 
-from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, log, nr_cpus,
-                     predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all, wait_for)
+from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, kill_groups,
+                     log, nr_cpus, predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
             "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any", "sel_busy",
@@ -175,13 +174,7 @@ def test_group_accounting(r, secs):
             c = stats.read()
             stats.close()
         finally:
-            for p in (hog, tree):
-                if p:
-                    try:
-                        os.killpg(p.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                    p.wait()
+            kill_groups([hog, tree])
             sched.stop()
         r.figure(f"group {mode}: a CPU hog beside {n} CPU-bound {'threads of one process' if mode == 'thread' else 'children of one session'} gets "
                  f"{shares[mode]:.2f} of a CPU ({secs}s; group-scaled deadlines {c.get('group_scaled')})")
@@ -208,9 +201,7 @@ def test_fork_depth_penalty(r, secs):
             c = stats.read()
             stats.close()
         finally:
-            for p in procs:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+            kill_groups(procs)
             sched.stop()
         shares[on] = run[0] / (sum(run) or 1)
         r.figure(f"fork depth penalty {'on' if on else 'off'}: the shallow hog's share of its CPU beside one "

@@ -18,8 +18,7 @@ import subprocess
 import sys
 import time
 
-from bpfmap import BpfMap
-from vrqtest import Results, Scheduler, Stats, log, nr_cpus, runtime_ns, start_hog, stop_all
+from vrqtest import Results, Scheduler, Stats, inject_perf, log, nr_cpus, runtime_ns, start_hog, stop_all
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -109,29 +108,8 @@ def test_selection_order(r):
         r.check("topology/select unload", rc == 0, f"rc={rc}")
 
 
-# --freq-threshold used by the placement tests, and the performance levels injected for them (of
-# VRQ_PERF_ONE = 1024): a scaled CPU at 30% of its maximum, a warm one at full speed.
+# --freq-threshold used by the placement tests (levels injected with vrqtest.inject_perf).
 FREQ_THRESHOLD = "80"
-PERF_SCALED, PERF_FULL = 300, 1024
-
-
-def inject_perf(scaled):
-    """Give the CPUs in `scaled` a low performance level and the others full speed, through the
-    scheduler's test_cpuperf map; then visit every CPU, so that each one looks at its level again
-    (a CPU re-reads its own on its tick and when it looks for work -- an idle one does neither)."""
-    m = BpfMap("test_cpuperf")
-    try:
-        for cpu in range(nr_cpus()):
-            m.update_u32(cpu, PERF_SCALED if cpu in scaled else PERF_FULL)
-    finally:
-        m.close()
-    mask = os.sched_getaffinity(0)
-    for cpu in range(nr_cpus()):
-        os.sched_setaffinity(0, {cpu})
-        end = time.monotonic() + 0.02
-        while time.monotonic() < end:
-            pass
-    os.sched_setaffinity(0, mask)
 
 
 def test_freq_aware_order(r):

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+from bpfmap import BpfMap
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCX_VRQ = os.environ.get("VRQ_BIN", os.path.join(REPO, "target", "release", "scx_vrq"))
 POLICY_SIM = os.path.join(REPO, "target", "host-tests", "policy-sim")
@@ -174,6 +176,43 @@ def stop_all(procs):
         if p.poll() is None:
             p.kill()
     for p in procs:
+        p.wait()
+
+
+# Performance levels the placement tests and bench/migration-check inject (of VRQ_PERF_ONE = 1024): a
+# scaled CPU at 30% of its maximum, a warm one at full speed.
+PERF_SCALED, PERF_FULL = 300, 1024
+
+
+def inject_perf(scaled):
+    """Give the CPUs in `scaled` a low performance level and the others full speed, through the
+    scheduler's test_cpuperf map; then visit every CPU, so that each one looks at its level again
+    (a CPU re-reads its own on its tick and when it looks for work -- an idle one does neither)."""
+    m = BpfMap("test_cpuperf")
+    try:
+        for cpu in range(nr_cpus()):
+            m.update_u32(cpu, PERF_SCALED if cpu in scaled else PERF_FULL)
+    finally:
+        m.close()
+    mask = os.sched_getaffinity(0)
+    for cpu in range(nr_cpus()):
+        os.sched_setaffinity(0, {cpu})
+        end = time.monotonic() + 0.02
+        while time.monotonic() < end:
+            pass
+    os.sched_setaffinity(0, mask)
+
+
+def kill_groups(procs):
+    """SIGKILL the process group each of `procs` leads (started with setsid / start_new_session, so
+    that its whole tree goes) and reap the leaders; None entries and groups already gone are skipped."""
+    for p in procs:
+        if p is None:
+            continue
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         p.wait()
 
 
