@@ -56,6 +56,7 @@ struct cpu_ctx {
 	s64 delay_pending;
 	u64 delay_gen;				/* bumped each time the pending ones' delay ran out */
 	u64 delay_first_at;			/* when the oldest pending one was placed */
+	s32 delay_cold;				/* the cold idle CPU the latest one was meant for */
 	/* short slices: which run of this CPU the slice timer was armed for (see slice_timer_fired) */
 	u64 run_seq;
 	u64 timer_seq;
@@ -137,6 +138,7 @@ struct task_ctx {
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	u32 fork_depth;		/* forks from init (init's children: 1) */
 	s32 delay_cpu;		/* delayed migration: the waker CPU it was placed on (-1: none) */
+	s32 delay_cold;		/* set by select_cpu: the cold idle CPU passed over for the waker */
 	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
 	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
 	u8 sync_wakeup;		/* set by select_cpu for enqueue */
@@ -381,14 +383,14 @@ static __always_inline bool cpu_scaled(s32 cpu)
 	return cctx && cctx->scaled;
 }
 
-/* Is any CPU of @mask idle right now? (A look, not a claim.) */
-static bool any_idle_in(const struct cpumask *mask)
+/* A CPU of @mask that is idle right now, without claiming it; -1 if none. */
+static s32 idle_cpu_in(const struct cpumask *mask)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	bool hit = bpf_cpumask_intersects(mask, idle);
+	u32 cpu = bpf_cpumask_any_and_distribute(mask, idle);
 
 	scx_bpf_put_idle_cpumask(idle);
-	return hit;
+	return cpu < nr_cpus ? (s32)cpu : -1;
 }
 
 static bool cpu_idle_now(s32 cpu)
@@ -406,6 +408,7 @@ struct pick {
 	u32 level;		/* its distance from the previous CPU */
 	bool scaled;		/* it is frequency-scaled */
 	bool delay;		/* none claimed: the first idle CPU in line is cold, place on the waker instead */
+	s32 cold;		/* with delay: that cold idle CPU, where the task goes if the delay runs out */
 };
 
 /*
@@ -416,7 +419,7 @@ struct pick {
  */
 static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
 {
-	struct pick r = { .cpu = -1, .level = VRQ_DIST_ANY };
+	struct pick r = { .cpu = -1, .level = VRQ_DIST_ANY, .cold = -1 };
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
 	bool freq_aware = freq_threshold_pct != 0;
 	struct perf_masks *pm = NULL;
@@ -449,6 +452,7 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 				continue;
 			if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
 				r.delay = true;
+				r.cold = prev_cpu;
 				return r;
 			}
 			if (scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
@@ -475,7 +479,7 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 				bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
 			search = (const struct cpumask *)tmp;
 		}
-		if (perf == VRQ_PERF_SCALED && may_delay && any_idle_in(search)) {
+		if (perf == VRQ_PERF_SCALED && may_delay && (r.cold = idle_cpu_in(search)) >= 0) {
 			r.delay = true;
 			return r;
 		}
@@ -510,6 +514,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
 		tctx->delay_placing = 1;
+		tctx->delay_cold = pk.cold;
 		stat_inc(VRQ_STAT_DELAY_PLACED);
 		return waker;
 	}
@@ -534,7 +539,8 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 /*
  * Delayed migration: the tasks placed on @cpu (a waker) have waited out their delay without running.
- * Wake the nearest idle CPU -- its dispatch reads every queue's head and takes them -- and start a new
+ * Wake the cold idle CPU the latest of them was meant for, else the nearest idle CPU -- its dispatch
+ * reads every queue's head and takes them (one kick: the rest wait for the next) -- and start a new
  * generation, so those tasks are counted as migrated-after-delay, not as run-before-delay.
  */
 static void delay_expired(s32 cpu)
@@ -551,13 +557,21 @@ static void delay_expired(s32 cpu)
 	waiting = __sync_lock_test_and_set(&cctx->delay_pending, 0);
 	if (waiting <= 0)
 		return;
-	bpf_for(lvl, VRQ_DIST_SMT, VRQ_DIST_ANY) {
-		if (!(near = level_mask(cctx, lvl)))
-			continue;
-		idle = scx_bpf_pick_idle_cpu(near, 0);
-		if (idle >= 0) {
-			scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
-			break;
+	/* seed 002: migrate to the idle core it was meant for (the task may run there, and only there
+	 * perhaps: its affinity was checked when that CPU was chosen) ... */
+	idle = cctx->delay_cold;
+	if (idle >= 0 && idle < nr_cpus && scx_bpf_test_and_clear_cpu_idle(idle)) {
+		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+	} else {
+		/* ... or, that one busy by now, to the nearest idle CPU */
+		bpf_for(lvl, VRQ_DIST_SMT, VRQ_DIST_ANY) {
+			if (!(near = level_mask(cctx, lvl)))
+				continue;
+			idle = scx_bpf_pick_idle_cpu(near, 0);
+			if (idle >= 0) {
+				scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+				break;
+			}
 		}
 	}
 	stat_add(VRQ_STAT_DELAY_MIGRATED, waiting);
@@ -568,7 +582,7 @@ static void delay_expired(s32 cpu)
  * timer per placement measured costlier per wake-up (bench/migration-check, docs/measured.md), and a
  * waker that keeps its CPU ticks, while one that sleeps runs the task first.
  */
-static void delay_track(struct task_ctx *tctx, s32 cpu)
+static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 
@@ -576,6 +590,7 @@ static void delay_track(struct task_ctx *tctx, s32 cpu)
 		return;
 	tctx->delay_cpu = cpu;
 	tctx->delay_gen = cctx->delay_gen;
+	cctx->delay_cold = cold;
 	if (__sync_fetch_and_add(&cctx->delay_pending, 1) <= 0)
 		cctx->delay_first_at = scx_bpf_now();
 }
@@ -659,7 +674,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	if (tctx->delay_placing) {
 		tctx->delay_placing = 0;
 		if (cpu == bpf_get_smp_processor_id()) {
-			delay_track(tctx, cpu);
+			delay_track(tctx, cpu, tctx->delay_cold);
 			return;
 		}
 	}

@@ -204,15 +204,20 @@ def test_delayed_migration(r, secs=4):
     """Every CPU but 0 is scaled. The bench's fork/wait probe (fork -> exec -> wait, from CPU 0) then
     finds only cold idle CPUs: without delayed migration the children go there (sel_scaled); with it
     they are placed on the warm CPU 0 and run there when the parent waits (ran-before-delay). A parent
-    that keeps running 50 ms after each fork loses its child to an idle CPU (migrated-after-delay).
-    The fork rate of each is a figure, not a test."""
+    that keeps running 50 ms after each fork loses its child to the cold idle CPU it was meant for once
+    the delay runs out (migrated-after-delay): parent and children may use CPU 0 and one far CPU only,
+    so that no other idle CPU that happens to wake runs the child first and only the delay's own kick
+    gets it off CPU 0. (A 100 ms --rr-interval-ms keeps the spinning parent's slice from ending, and
+    CPU 0 from running the child, before the delay does.) The fork rate of each is a figure, not a test."""
     scaled = set(range(1, nr_cpus()))
+    far = nr_cpus() - 1
     spins = 40
     runs = [("off", []), ("on", ["--migration-delay-us", DELAY_US])]
     mask = os.sched_getaffinity(0)
     sel_scaled_off = None
     for label, extra in runs:
-        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, *extra, name=f"topology-delay-{label}").start()
+        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", *extra,
+                          name=f"topology-delay-{label}").start()
         try:
             inject_perf(scaled)
             stats = Stats()
@@ -220,7 +225,7 @@ def test_delayed_migration(r, secs=4):
                                  timeout=secs * 10 + 60).stdout.strip()
             wait_c = stats.read()
             os.sched_setaffinity(0, {0})
-            os.sched_setaffinity(0, mask)
+            os.sched_setaffinity(0, {0, far})
             elsewhere = fork_then_spin(0.05, spins)
             spin_c = stats.read()
             stats.close()
@@ -231,7 +236,7 @@ def test_delayed_migration(r, secs=4):
         fmt = lambda c: (f"placed={c.get('delay_placed')} ran_before={c.get('delay_ran_before')} "
                          f"migrated={c.get('delay_migrated')} sel_scaled={c.get('sel_scaled')}")
         r.figure(f"delayed migration {label}: forkwait {secs} s ({out}): {fmt(wait_c)}; fork then spin 50 ms "
-                 f"x{spins}: {fmt(spin_c)}, {elsewhere}/{spins} children ran off the parent's CPU")
+                 f"x{spins} on CPUs 0 and {far}: {fmt(spin_c)}, {elsewhere}/{spins} children ran off the parent's CPU")
         if label == "off":
             sel_scaled_off = wait_c.get("sel_scaled", 0)
             r.check("topology/delay off: forked children go to cold idle CPUs, nothing delayed",
@@ -242,12 +247,12 @@ def test_delayed_migration(r, secs=4):
                 wait_c.get("delay_ran_before", 0) > 2 * wait_c.get("delay_migrated", 0) and
                 wait_c.get("sel_scaled", 0) < 0.5 * sel_scaled_off,
                 f"{fmt(wait_c)} (off: sel_scaled={sel_scaled_off})")
-        # the child does not wait for the parent's slice to end: an idle CPU runs it, woken when the
-        # delay runs out (migrated) or passing through its own dispatch before that
-        r.check(f"topology/delay {label}: a waker that keeps running loses the child to an idle CPU",
+        # the child does not wait for the parent's slice to end: the cold CPU it was meant for is
+        # woken when the delay runs out and runs it
+        r.check(f"topology/delay {label}: a waker that keeps running loses the child to the cold CPU",
                 spin_c.get("delay_placed", 0) >= spins // 2 and elsewhere >= 0.6 * spins and
-                spin_c.get("delay_migrated", 0) >= spins // 10,
-                f"{fmt(spin_c)}; ran off the parent's CPU: {elsewhere}/{spins}")
+                spin_c.get("delay_migrated", 0) >= spins // 4,
+                f"{fmt(spin_c)}; ran on CPU {far}, not the parent's CPU 0: {elsewhere}/{spins}")
 
 
 def nr_migrations(pid):
