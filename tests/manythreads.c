@@ -30,6 +30,19 @@ struct worker {
 };
 
 static struct worker *workers;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of the n sorted values, in ms. */
+static double quantile_ms(const uint64_t *sorted, long n, double q)
+{
+	return n ? sorted[(long)(q * (n - 1))] / 1e6 : 0;
+}
 static _Atomic int gate; /* 0: threads wait (blocked, not runnable); 1: released */
 static _Atomic int stop;
 
@@ -108,6 +121,12 @@ int main(int argc, char **argv)
 	usleep((useconds_t)(secs * 1e6));
 	atomic_store(&stop, 1);
 
+	uint64_t *gaps = calloc(n, sizeof(*gaps));
+
+	if (!gaps) {
+		perror("manythreads: alloc");
+		return 1;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t first = atomic_load(&workers[i].first_run_ns);
 		uint64_t gap = atomic_load(&workers[i].max_gap_ns);
@@ -115,14 +134,19 @@ int main(int argc, char **argv)
 		total += atomic_load(&workers[i].iterations);
 		if (!first)
 			continue;
+		gaps[ran] = gap;
 		ran++;
 		if (first - release > first_max)
 			first_max = first - release;
 		if (gap > gap_max)
 			gap_max = gap;
 	}
-	printf("threads %ld ran %ld first_run_max_ms %.1f gap_max_ms %.1f iterations %llu secs %.1f\n", n, ran,
-	       first_max / 1e6, gap_max / 1e6, (unsigned long long)total, (now_ns() - release) / 1e9);
+	/* how the threads' longest gaps spread: all alike (long rounds) or a few far out (passed over) */
+	qsort(gaps, ran, sizeof(*gaps), cmp_u64);
+	printf("threads %ld ran %ld first_run_max_ms %.1f gap_max_ms %.1f iterations %llu secs %.1f "
+	       "gap_p50_ms %.1f gap_p90_ms %.1f gap_p99_ms %.1f\n", n, ran,
+	       first_max / 1e6, gap_max / 1e6, (unsigned long long)total, (now_ns() - release) / 1e9,
+	       quantile_ms(gaps, ran, 0.5), quantile_ms(gaps, ran, 0.9), quantile_ms(gaps, ran, 0.99));
 	fflush(stdout);
 	/* exit_group: no need to join 10,000 threads */
 	_exit(ran == n ? 0 : 1);
