@@ -145,7 +145,8 @@ def interactive(jobs_per_cpu):
 def forkwait(ctx):
     """Seed 002's fork/wait pattern: fork -> exec /bin/true -> wait, children per second (higher)."""
     out = _sh([f"{ctx['probes']}/forkwait", str(ctx["secs"])]).stdout
-    return {"rate": float(out.split("=")[1])}
+    fields = dict(kv.split("=", 1) for kv in out.split())
+    return {"rate": float(fields["rate"])}
 
 
 # name -> runner, primary metric, whether higher is better, description
