@@ -138,11 +138,11 @@ struct task_ctx {
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	u32 fork_depth;		/* forks from init (init's children: 1) */
 	s32 delay_cpu;		/* delayed migration: the waker CPU it was placed on (-1: none) */
-	s32 delay_cold;		/* set by select_cpu: the cold idle CPU passed over for the waker */
+	s32 delay_cold;		/* set by select_cpu: placed on the waker instead of this cold idle CPU;
+				 * enqueue counts the task as delay-placed and clears it (-1: not placed) */
 	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
 	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
 	u8 sync_wakeup;		/* set by select_cpu for enqueue */
-	u8 delay_placing;	/* set by select_cpu: enqueue must count the task as delay-placed */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
 };
 
@@ -504,7 +504,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (!tctx)
 		return prev_cpu;
 	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
-	tctx->delay_placing = 0;
+	tctx->delay_cold = -1;
 
 	/* seed 002: only wake-ups and forks, and only onto a warm waker that may run the task */
 	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),
@@ -513,8 +513,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	pk = pick_idle_cpu(p, prev_cpu, may_delay);
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
-		tctx->delay_placing = 1;
-		tctx->delay_cold = pk.cold;
+		tctx->delay_cold = pk.cold;	/* >= 0 whenever pk.delay */
 		stat_inc(VRQ_STAT_DELAY_PLACED);
 		return waker;
 	}
@@ -671,10 +670,12 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	 * one): wake nobody and preempt nobody. The waker usually sleeps first and runs it here; if not,
 	 * the delay check wakes an idle CPU for it.
 	 */
-	if (tctx->delay_placing) {
-		tctx->delay_placing = 0;
+	if (tctx->delay_cold >= 0) {
+		s32 cold = tctx->delay_cold;
+
+		tctx->delay_cold = -1;
 		if (cpu == bpf_get_smp_processor_id()) {
-			delay_track(tctx, cpu, tctx->delay_cold);
+			delay_track(tctx, cpu, cold);
 			return;
 		}
 	}
@@ -1062,6 +1063,7 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->queue = VRQ_NO_QUEUE;
 	tctx->fork_depth = fork_depth_of(p);
 	tctx->delay_cpu = -1;
+	tctx->delay_cold = -1;
 	tctx->sticky_cpu = -1;
 	return 0;
 }
