@@ -795,6 +795,12 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		if (pctx) {
 			u64 prev_priodl;
 
+			/*
+			 * Charge its run first: a slice the slice timer ended is used up only once charged
+			 * (otherwise only the tick charges), and an uncharged one would keep its old deadline
+			 * and win again until the next tick.
+			 */
+			charge_slice(pctx, scx_bpf_now());
 			refresh_deadline(prev, pctx, own);
 			prev_priodl = task_priodl(prev, pctx);
 			if (best_q == VRQ_NO_QUEUE || prev_priodl <= best_priodl) {
@@ -850,20 +856,28 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 }
 
 /*
- * Start this CPU's run @cctx->run_seq; a slice shrunk for a long queue would otherwise last until the
- * next tick, so arm the slice timer for it. Only then: the remainder of an ordinary slice keeps ending
- * on the tick, as the deadlines assume (and the queue depth is read only for a remainder).
+ * Start this CPU's run @cctx->run_seq. While the queue is long, a slice is shrunk (--max-round-ms) and
+ * must be ended by the slice timer: sched_ext would end it only on the next tick. A slice given while
+ * the queue was still short (a crowd woken at once) is cut to what the queue allows now, or the first
+ * round would last as long as a fixed slice makes it. While the queue is short, ordinary slices and
+ * their remainders end on the tick, as the deadlines assume.
  */
-static void start_run(struct task_struct *p, s32 cpu, struct cpu_ctx *cctx, u32 q)
+static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, struct cpu_ctx *cctx, u32 q)
 {
 	struct slice_timer *st;
 	u32 key = CPU_IDX(cpu);
+	u64 slice;
 
 	cctx->run_seq++;
-	if (p->scx.slice >= rr_interval_ns ||
-	    vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
-				queue_nr_cpus[QUEUE_IDX(q)]) >= rr_interval_ns)
+	slice = vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
+				    queue_nr_cpus[QUEUE_IDX(q)]);
+	if (slice >= rr_interval_ns)
 		return;
+	if (p->scx.slice > slice) {
+		p->scx.slice = slice;
+		tctx->time_slice = slice;
+		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	}
 	cctx->timer_seq = cctx->run_seq;
 	if ((st = bpf_map_lookup_elem(&slice_timers, &key)))
 		bpf_timer_start(&st->timer, p->scx.slice, BPF_F_TIMER_CPU_PIN);
@@ -901,7 +915,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 		tctx->delay_cpu = -1;
 	}
 	if (cctx) {
-		start_run(p, cpu, cctx, q);
+		start_run(p, tctx, cpu, cctx, q);
 		cctx->running_priodl = task_priodl(p, tctx);
 	}
 }
