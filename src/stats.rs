@@ -82,6 +82,7 @@ vrq_metrics! {
     idle_bound = vrq_stat_VRQ_STAT_IDLE_BOUND: "SCHED_IDLE tasks run because they waited past the bound",
     slice_shrunk = vrq_stat_VRQ_STAT_SLICE_SHRUNK: "Slices shortened because a queue is long",
     slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER: "Shrunk slices ended by the slice timer before the next tick",
+    kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP: "Kernel threads woken, queued before user tasks for one run",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
     group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched by the group's runnable tasks",
@@ -125,7 +126,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
-             rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
+             kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
              freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
             self.enqueues,
             self.new_deadlines,
@@ -135,6 +136,7 @@ impl Metrics {
             self.idle_bound,
             self.slice_shrunk,
             self.slice_timer,
+            self.kernel_wakeups,
             self.niffies_rebase,
             self.yields,
             self.group_scaled,

@@ -71,10 +71,14 @@ static void test_priodl(void)
 
 static void test_task_prio_and_preempt(void)
 {
-	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0) == VRQ_PRIO_NORMAL);
-	CHECK(vrq_task_prio(VRQ_SCHED_BATCH, 0) == VRQ_PRIO_NORMAL);
-	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 0) == VRQ_PRIO_IDLE);
-	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 1) == VRQ_PRIO_NORMAL);	/* exiting: holds resources */
+	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0, 0) == VRQ_PRIO_NORMAL);
+	CHECK(vrq_task_prio(VRQ_SCHED_BATCH, 0, 0) == VRQ_PRIO_NORMAL);
+	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 0, 0) == VRQ_PRIO_IDLE);
+	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 1, 0) == VRQ_PRIO_NORMAL);	/* exiting: holds resources */
+	/* a kernel thread's wake-up goes before every user task, whatever its deadline */
+	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0, 1) == VRQ_PRIO_KERNEL);
+	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 0, 1) == VRQ_PRIO_KERNEL);
+	CHECK(vrq_priodl(VRQ_PRIO_KERNEL, ~0ULL) < vrq_priodl(VRQ_PRIO_NORMAL, 0));
 
 	CHECK(vrq_may_preempt(VRQ_SCHED_NORMAL, 0));
 	CHECK(!vrq_may_preempt(VRQ_SCHED_BATCH, 0));
@@ -99,6 +103,10 @@ static void test_effective_slice(void)
 	/* never longer than rr_interval, even with a min slice above it */
 	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 1000, 1) == MS(1));
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 0) == US(1000));	/* 0 CPUs = 1 */
+	/* kernel threads keep rr_interval however long the queue; user tasks get the shrunk slice */
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 1) == MS(6));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 0) == US(250));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10, 2, 0) == MS(6));
 }
 
 static void test_expiry_and_clocks(void)

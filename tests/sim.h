@@ -51,9 +51,9 @@ static inline void sim_run(struct sim_task *t, int n, u64 rr_ns, u64 tick_ns, u6
 			t[cur].deadline = vrq_deadline(now, t[cur].nice, rr_ns);
 		}
 		for (i = 0; i < n; i++) {
-			u64 key = vrq_priodl(vrq_task_prio(t[i].policy, 0), t[i].deadline);
+			u64 key = vrq_priodl(vrq_task_prio(t[i].policy, 0, 0), t[i].deadline);
 
-			if (idle_bound_ns && i != cur && vrq_task_prio(t[i].policy, 0) == VRQ_PRIO_IDLE &&
+			if (idle_bound_ns && i != cur && vrq_task_prio(t[i].policy, 0, 0) == VRQ_PRIO_IDLE &&
 			    now - waiting_since[i] >= idle_bound_ns) {
 				best = i;	/* the starvation bound (dispatch_starved_idle) */
 				break;

@@ -89,6 +89,7 @@ enum vrq_stat {
 	VRQ_STAT_IDLE_BOUND,		/* a SCHED_IDLE task run because it waited past --idle-bound-ms */
 	VRQ_STAT_SLICE_SHRUNK,		/* slice shortened because the queue is long (--max-round-ms) */
 	VRQ_STAT_SLICE_TIMER,		/* a shrunk slice ended by the slice timer, before the next tick */
+	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
 	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched because their group had other runnable tasks */

@@ -144,6 +144,7 @@ struct task_ctx {
 	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
 	u8 sync_wakeup;		/* set by select_cpu for enqueue */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
+	u8 kernel_wakeup;	/* a kernel thread queued by its wake-up: VRQ_PRIO_KERNEL until it runs */
 };
 
 struct {
@@ -237,7 +238,14 @@ static __always_inline s32 task_nice(const struct task_struct *p)
 
 static __always_inline u64 task_priodl(const struct task_struct *p, const struct task_ctx *tctx)
 {
-	return vrq_priodl(vrq_task_prio(p->policy, !!(p->flags & PF_EXITING)), tctx->deadline);
+	return vrq_priodl(vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx->kernel_wakeup), tctx->deadline);
+}
+
+/* The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice). */
+static __always_inline u64 task_slice(const struct task_struct *p, u32 q)
+{
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
+			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD));
 }
 
 /* The group a task belongs to under --group-accounting (0 when off). */
@@ -293,8 +301,7 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 		tctx->queue = q;
 	}
 
-	slice = vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns,
-				    scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)]);
+	slice = task_slice(p, q);
 	if (vrq_slice_expired(tctx->time_slice) || vrq_deadline_expired(tctx->deadline, niffies)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
@@ -646,6 +653,10 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
 	refresh_deadline(p, tctx, q);
+	/* vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks */
+	tctx->kernel_wakeup = (enq_flags & SCX_ENQ_WAKEUP) && (p->flags & PF_KTHREAD);
+	if (tctx->kernel_wakeup)
+		stat_inc(VRQ_STAT_KERNEL_WAKEUP);
 	priodl = task_priodl(p, tctx);
 	tctx->enq_at = scx_bpf_now();
 
@@ -711,9 +722,9 @@ static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
 	bpf_for_each(scx_dsq, p, q, SCX_DSQ_ITER_REV) {
 		struct task_ctx *tctx;
 
-		if (vrq_task_prio(p->policy, !!(p->flags & PF_EXITING)) != VRQ_PRIO_IDLE)
-			break;	/* reached the normal tasks: no idle task is left behind them */
 		tctx = task_ctx_of(p);
+		if (vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup) != VRQ_PRIO_IDLE)
+			break;	/* reached the normal tasks: no idle task is left behind them */
 		if (!tctx || now - tctx->enq_at < idle_bound_ns)
 			continue;
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
@@ -869,8 +880,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	u64 slice;
 
 	cctx->run_seq++;
-	slice = vrq_effective_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
-				    queue_nr_cpus[QUEUE_IDX(q)]);
+	slice = task_slice(p, q);
 	if (slice >= rr_interval_ns)
 		return;
 	if (p->scx.slice > slice) {
@@ -896,6 +906,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q);
 	tctx->last_charged = scx_bpf_now();
+	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
 	if (tctx->sticky_cpu >= 0) {
 		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
 		tctx->sticky_cpu = -1;

@@ -6,8 +6,8 @@
  * Where to find what:
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline()
  *   - priodl .......................... vrq_priodl()
- *   - task priority classes ........... vrq_task_prio()
- *   - slice under long queues ......... vrq_effective_slice()
+ *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
+ *   - slice under long queues ......... vrq_effective_slice(), vrq_task_slice()
  *   - CPU-selection / locality order .. vrq_select_step() (seed 001's full order, frequency-aware),
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
@@ -30,9 +30,11 @@
 
 /*
  * Priorities, BFS numbering (lower runs first). sched_ext only sees SCHED_NORMAL/BATCH/IDLE tasks
- * (real-time tasks belong to a higher kernel class), so only these are used.
+ * (real-time tasks belong to a higher kernel class), so only these are used, plus one of our own for
+ * kernel threads just woken (vrq_task_prio).
  */
 enum vrq_prio {
+	VRQ_PRIO_KERNEL	= 100,	/* a kernel thread just woken, for that one run: before user tasks */
 	VRQ_PRIO_NORMAL	= 101,	/* SCHED_NORMAL and SCHED_BATCH */
 	VRQ_PRIO_IDLE	= 102,	/* SCHED_IDLE: after every normal task */
 };
@@ -133,9 +135,17 @@ static __always_inline u32 vrq_priodl_prio(u64 priodl)
 /*
  * SCHED_IDLE runs after every normal task, except while it holds resources others may wait on (it is
  * exiting): then it runs as normal, as BFS's idleprio does.
+ *
+ * A kernel thread just woken runs before user tasks, for that one run (not BFS: BFS has no watchdog).
+ * The kernel's own work -- softirqs, RCU, writeback, and sched_ext's watchdog work item, which must run
+ * within half the watchdog timeout or the scheduler is ejected -- must not wait a whole round of a long
+ * queue (10,000 runnable threads). A kernel thread that keeps running competes as a normal task from
+ * its next slice on, so the kernel cannot crowd out user tasks through this.
  */
-static __always_inline u32 vrq_task_prio(u32 policy, int exiting)
+static __always_inline u32 vrq_task_prio(u32 policy, int exiting, int kernel_wakeup)
 {
+	if (kernel_wakeup)
+		return VRQ_PRIO_KERNEL;
 	if (policy == VRQ_SCHED_IDLE && !exiting)
 		return VRQ_PRIO_IDLE;
 	return VRQ_PRIO_NORMAL;
@@ -178,6 +188,19 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
 	if (slice > rr_ns)
 		slice = rr_ns;
 	return slice;
+}
+
+/*
+ * The slice of a task on a queue of @nr_queued tasks: vrq_effective_slice(), except that kernel threads
+ * keep rr_interval, so that a kernel work item (the sched_ext watchdog's walks every runnable task)
+ * finishes in one turn rather than one shrunk slice per round.
+ */
+static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 nr_queued,
+					  u64 nr_cpus_serving, int kthread)
+{
+	if (kthread)
+		return rr_ns;
+	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving);
 }
 
 /*
