@@ -121,6 +121,13 @@ static void test_expiry_and_clocks(void)
 	CHECK(!vrq_deadline_expired(200, 100));
 	CHECK(!vrq_deadline_expired(5, (u64)-5));	/* wrap-safe */
 
+	/* a used-up slice always renews; a passed deadline only on a wake-up, not for a preempted task */
+	CHECK(vrq_renew_deadline(US(50), MS(10), MS(5), 0));
+	CHECK(vrq_renew_deadline(US(50), MS(10), MS(5), 1));
+	CHECK(vrq_renew_deadline(US(200), MS(10), MS(20), 1));
+	CHECK(!vrq_renew_deadline(US(200), MS(10), MS(20), 0));
+	CHECK(!vrq_renew_deadline(US(200), MS(30), MS(20), 1));
+
 	/* a deadline 30 ms ahead on the source clock stays 30 ms ahead on the destination clock */
 	CHECK(vrq_rebase_deadline(MS(130), MS(100), MS(500)) == MS(530));
 	CHECK(vrq_rebase_deadline(MS(130), MS(500), MS(100)) == MS(130) - MS(400));

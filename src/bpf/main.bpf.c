@@ -283,10 +283,10 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 }
 
 /*
- * Bring a task's deadline onto queue @q's clock and renew it if its slice is used up or its deadline
- * has passed (BFS: a new deadline from now; a task that slept keeps an unexpired one). Idempotent.
+ * Bring a task's deadline onto queue @q's clock and renew it when vrq_renew_deadline() says so (@woken:
+ * it is queued by its wake-up, not after being descheduled while runnable). Idempotent.
  */
-static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q)
+static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
 	u64 niffies = queue_niffies(q);
 	u64 slice;
@@ -302,7 +302,7 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 	}
 
 	slice = task_slice(p, q);
-	if (vrq_slice_expired(tctx->time_slice) || vrq_deadline_expired(tctx->deadline, niffies)) {
+	if (vrq_renew_deadline(tctx->time_slice, tctx->deadline, niffies, woken)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
 		u64 group_n = group_runnable_of(tctx->group);
@@ -531,7 +531,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		 * no other CPU can take the task away from the warm, chosen one. The kernel wakes the CPU
 		 * because a task arrived on it: no kick, so no idle->idle reschedule.
 		 */
-		refresh_deadline(p, tctx, queue_of_cpu(pk.cpu));
+		refresh_deadline(p, tctx, queue_of_cpu(pk.cpu), true);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
 		stat_inc(VRQ_STAT_SEL_PREV + pk.level);
 		if (pk.scaled)
@@ -652,7 +652,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
-	refresh_deadline(p, tctx, q);
+	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	/* vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks */
 	tctx->kernel_wakeup = (enq_flags & SCX_ENQ_WAKEUP) && (p->flags & PF_KTHREAD);
 	if (tctx->kernel_wakeup)
@@ -812,7 +812,7 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 			 * and win again until the next tick.
 			 */
 			charge_slice(pctx, scx_bpf_now());
-			refresh_deadline(prev, pctx, own);
+			refresh_deadline(prev, pctx, own, false);
 			prev_priodl = task_priodl(prev, pctx);
 			if (best_q == VRQ_NO_QUEUE || prev_priodl <= best_priodl) {
 				if (sticky_raw < prev_priodl)
@@ -904,7 +904,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 		return;
 	/* a task taken from another queue now lives on this CPU's clock */
 	if (tctx->queue != q)
-		refresh_deadline(p, tctx, q);
+		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
 	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
 	if (tctx->sticky_cpu >= 0) {
@@ -969,7 +969,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	 * through schedule() and dispatch that can only pick this task again (keep_last).
 	 */
 	if (tctx && p->scx.slice == 0 && !anything_waiting()) {
-		refresh_deadline(p, tctx, queue_of_cpu(cpu));
+		refresh_deadline(p, tctx, queue_of_cpu(cpu), false);
 		p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
 		if (cctx)
 			cctx->running_priodl = task_priodl(p, tctx);

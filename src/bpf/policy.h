@@ -4,7 +4,7 @@
  * and into the host tests (tests/policy_test.c), so the code that is tested is the code that runs.
  *
  * Where to find what:
- *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline()
+ *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
  *   - slice under long queues ......... vrq_effective_slice(), vrq_task_slice()
@@ -218,6 +218,18 @@ static __always_inline int vrq_slice_expired(s64 time_slice_left)
 static __always_inline int vrq_deadline_expired(u64 deadline, u64 niffies)
 {
 	return (s64)(deadline - niffies) <= 0;
+}
+
+/*
+ * Does a task get a new deadline (BFS: from now) before it is queued or competes? When its slice is
+ * used up. When it wakes up with its deadline passed (a long sleep must not leave it a stale early
+ * deadline). Not when it was descheduled still runnable with slice left (preempted by a wake-up): it
+ * keeps its place, or a task preempted moments into its turn -- after waiting a whole round, so its
+ * deadline has long passed -- would go to the back and wait another round.
+ */
+static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 deadline, u64 niffies, int woken)
+{
+	return vrq_slice_expired(time_slice_left) || (woken && vrq_deadline_expired(deadline, niffies));
 }
 
 /*
