@@ -236,9 +236,15 @@ static __always_inline s32 task_nice(const struct task_struct *p)
 	return (s32)p->static_prio - 120;
 }
 
+/* The task's priority class (policy.h: vrq_task_prio); @tctx may be NULL (no kernel-wakeup boost). */
+static __always_inline u32 task_prio(const struct task_struct *p, const struct task_ctx *tctx)
+{
+	return vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup);
+}
+
 static __always_inline u64 task_priodl(const struct task_struct *p, const struct task_ctx *tctx)
 {
-	return vrq_priodl(vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx->kernel_wakeup), tctx->deadline);
+	return vrq_priodl(task_prio(p, tctx), tctx->deadline);
 }
 
 /* The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice). */
@@ -723,7 +729,7 @@ static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
 		struct task_ctx *tctx;
 
 		tctx = task_ctx_of(p);
-		if (vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup) != VRQ_PRIO_IDLE)
+		if (task_prio(p, tctx) != VRQ_PRIO_IDLE)
 			break;	/* reached the normal tasks: no idle task is left behind them */
 		if (!tctx || now - tctx->enq_at < idle_bound_ns)
 			continue;
