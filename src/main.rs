@@ -45,9 +45,9 @@ use stats::Metrics;
 const SCHEDULER_NAME: &str = "scx_vrq";
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 const MAX_CPUS: usize = bpf_intf::vrq_consts_VRQ_MAX_CPUS as usize;
-/// sched_ext's watchdog for this scheduler (ops.timeout_ms in main.bpf.c): a runnable task that waits
-/// longer than this ejects the scheduler, so every wait bound must stay below it.
-const WATCHDOG_MS: u64 = 10_000;
+/// sched_ext's watchdog for this scheduler (ops.timeout_ms, defined in intf.h): a runnable task that
+/// waits longer than this ejects the scheduler, so every wait bound must stay below it.
+const WATCHDOG_MS: u64 = bpf_intf::vrq_consts_VRQ_WATCHDOG_MS as u64;
 
 /// Which tasks share one entity's CPU (seed 003).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -25,6 +25,12 @@ enum vrq_consts {
 	VRQ_MAX_QUEUES		= VRQ_MAX_CPUS,	/* one queue per CPU at most (--queue cpu) */
 	VRQ_NSEC_PER_USEC	= 1000,
 	VRQ_NSEC_PER_MSEC	= 1000000,
+	/*
+	 * sched_ext's watchdog for this scheduler (ops.timeout_ms): a runnable task that waits longer
+	 * ejects the scheduler, so every wait bound stays below it. The one definition (the loader reads
+	 * it through bindgen).
+	 */
+	VRQ_WATCHDOG_MS		= 10000,
 };
 
 /* --queue: which CPUs share one run queue (a vtime-ordered DSQ). */
@@ -89,6 +95,8 @@ enum vrq_stat {
 	VRQ_STAT_IDLE_BOUND,		/* a SCHED_IDLE task run because it waited past --idle-bound-ms */
 	VRQ_STAT_SLICE_SHRUNK,		/* slice shortened because the queue is long (--max-round-ms) */
 	VRQ_STAT_SLICE_TIMER,		/* a shrunk slice ended by the slice timer, before the next tick */
+	VRQ_STAT_FLOOR_GAVE_WAY,	/* slice below --min-slice-us: the floor would hold the round past half the watchdog */
+	VRQ_STAT_ROUND_OVER,		/* ... and even the shortest slice leaves the round past half the watchdog */
 	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */

@@ -247,11 +247,14 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
 	return vrq_priodl(task_prio(p, tctx), tctx->deadline);
 }
 
-/* The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice). */
-static __always_inline u64 task_slice(const struct task_struct *p, u32 q)
+/*
+ * The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice); @why (may be NULL)
+ * gets the rule that gave it.
+ */
+static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *why)
 {
 	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
-			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD));
+			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
 }
 
 /* The group a task belongs to under --group-accounting (0 when off). */
@@ -295,6 +298,7 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
 	u64 niffies = queue_niffies(q);
+	u32 slice_rule;
 	u64 slice;
 
 	if (tctx->queue != q) {
@@ -307,10 +311,14 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 		tctx->queue = q;
 	}
 
-	slice = task_slice(p, q);
+	slice = task_slice(p, q, &slice_rule);
 	if (vrq_renew_deadline(tctx->time_slice, tctx->deadline, niffies, woken)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		if (slice_rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
+			stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
+		if (slice_rule == VRQ_SLICE_ROUND_OVER)
+			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
 
@@ -886,7 +894,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	u64 slice;
 
 	cctx->run_seq++;
-	slice = task_slice(p, q);
+	slice = task_slice(p, q, NULL);
 	if (slice >= rr_interval_ns)
 		return;
 	if (p->scx.slice > slice) {
@@ -1228,5 +1236,5 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .init_task	= (void *)vrq_init_task,
 	       .init		= (void *)vrq_init,
 	       .exit		= (void *)vrq_exit,
-	       .timeout_ms	= 10000,
+	       .timeout_ms	= VRQ_WATCHDOG_MS,
 	       .name		= "vrq");

@@ -7,7 +7,7 @@
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
- *   - slice under long queues ......... vrq_effective_slice(), vrq_task_slice()
+ *   - slice under long queues ......... vrq_effective_slice() (the floor that gives way), vrq_task_slice()
  *   - CPU-selection / locality order .. vrq_select_step() (seed 001's full order, frequency-aware),
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
@@ -170,23 +170,67 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
  * Slice under long queues. A fixed rr_interval makes one round of the queue last
  * nr_queued_per_cpu * rr_interval: 10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext
  * watchdog. While a round would exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu,
- * never below @min_slice_ns. Short queues (the normal case) keep rr_interval exactly.
+ * never below @min_slice_ns (a floor for throughput: shorter turns are mostly switching). Short queues
+ * (the normal case) keep rr_interval exactly.
+ *
+ * The floor gives way when it would hold the round past VRQ_SAFE_ROUND_NS (half the watchdog: 100,000
+ * runnable tasks on 2 CPUs at 250 us are a 12.5 s round): the slice becomes safe_round / per_cpu, down
+ * to VRQ_SLICE_TIMER_MIN_NS, the shortest slice the slice timer still ends as asked. Past that no slice
+ * can hold the round: it stays at that minimum and the round grows with the queue (VRQ_SLICE_ROUND_OVER;
+ * the watchdog's other half is the margin left).
+ *
+ * @why, if not NULL, gets which of these rules gave the slice (enum vrq_slice_rule).
  */
+enum vrq_slice_rule {
+	VRQ_SLICE_FULL		= 0,	/* rr_interval: the round fits --max-round-ms */
+	VRQ_SLICE_FIT_ROUND	= 1,	/* shrunk to fit --max-round-ms (or held at --min-slice-us) */
+	VRQ_SLICE_FLOOR_GAVE_WAY = 2,	/* below --min-slice-us, to keep the round within the safe round */
+	VRQ_SLICE_ROUND_OVER	= 3,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
+};
+
+/* Half the watchdog: a queue's round may take this long at most while any slice can hold it. */
+#define VRQ_SAFE_ROUND_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 2)
+/*
+ * The shortest slice the floor gives way to. The slice timer is a pinned hrtimer: it fires within a few
+ * microseconds natively, but every turn also costs a context switch and a dispatch (~2-5 us natively,
+ * 10-20x that emulated), so below ~50 us a turn is mostly overhead and a shorter slice no longer shortens
+ * the round in proportion. Also --min-slice-us's own lower bound.
+ */
+#define VRQ_SLICE_TIMER_MIN_NS (50ULL * VRQ_NSEC_PER_USEC)
+
 static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns,
-						u64 nr_queued, u64 nr_cpus_serving)
+						u64 nr_queued, u64 nr_cpus_serving, u32 *why)
 {
+	u32 rule = VRQ_SLICE_FIT_ROUND;
 	u64 per_cpu, slice;
 
 	if (!nr_cpus_serving)
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
-	if (!per_cpu || per_cpu * rr_ns <= max_round_ns)
-		return rr_ns;
-	slice = max_round_ns / per_cpu;
-	if (slice < min_slice_ns)
-		slice = min_slice_ns;
-	if (slice > rr_ns)
+	if (!per_cpu || per_cpu * rr_ns <= max_round_ns) {
 		slice = rr_ns;
+		rule = VRQ_SLICE_FULL;
+		goto out;
+	}
+	slice = max_round_ns / per_cpu;
+	if (slice < min_slice_ns) {
+		slice = min_slice_ns;
+		if (per_cpu * slice > VRQ_SAFE_ROUND_NS) {
+			slice = VRQ_SAFE_ROUND_NS / per_cpu;
+			rule = VRQ_SLICE_FLOOR_GAVE_WAY;
+			if (slice < VRQ_SLICE_TIMER_MIN_NS) {
+				slice = VRQ_SLICE_TIMER_MIN_NS;
+				rule = VRQ_SLICE_ROUND_OVER;
+			}
+		}
+	}
+	if (slice >= rr_ns) {
+		slice = rr_ns;
+		rule = VRQ_SLICE_FULL;
+	}
+out:
+	if (why)
+		*why = rule;
 	return slice;
 }
 
@@ -196,11 +240,14 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
  * finishes in one turn rather than one shrunk slice per round.
  */
 static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 nr_queued,
-					  u64 nr_cpus_serving, int kthread)
+					  u64 nr_cpus_serving, int kthread, u32 *why)
 {
-	if (kthread)
+	if (kthread) {
+		if (why)
+			*why = VRQ_SLICE_FULL;
 		return rr_ns;
-	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving);
+	}
+	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving, why);
 }
 
 /*
