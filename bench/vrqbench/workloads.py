@@ -123,6 +123,23 @@ def wakelat(ratio):
     return run
 
 
+def reqlat(workers_per_cpu, work_us=1000):
+    """Saturated request/worker latency: one message thread hands fixed-size requests (work_us of CPU
+    work each) to `workers_per_cpu` x CPUs worker threads, each finished request followed at once by the
+    next, so every CPU stays busy. Wake-up and request latency p50/p99/p99.9 in µs (lower is better)
+    and requests per second (higher is better)."""
+
+    def run(ctx):
+        out = _sh([f"{ctx['probes']}/reqlat", str(ctx["secs"]), str(ctx["ncpu"] * workers_per_cpu),
+                   str(work_us)]).stdout
+        vals = dict(kv.split("=") for kv in out.split())
+        return {"wake_p50_us": int(vals["wake_p50"]), "wake_p99_us": int(vals["wake_p99"]),
+                "wake_p999_us": int(vals["wake_p999"]), "req_p50_us": int(vals["req_p50"]),
+                "req_p99_us": int(vals["req_p99"]), "req_p999_us": int(vals["req_p999"]),
+                "rps": float(vals["rps"]), "requests": int(vals["requests"])}
+    return run
+
+
 def interactive(jobs_per_cpu):
     """Seed 003's "interactive at any load": one CPU hog's progress (work per second) alone, or while
     `make -j(jobs_per_cpu x CPUs)` builds over and over (higher is better)."""
@@ -162,6 +179,8 @@ WORKLOADS = {
                     "desc": "wake-up latency while make -j(CPUs) runs"},
     "wakelat-150": {"run": wakelat(1.5), "primary": "p99_us", "higher": False,
                     "desc": "wake-up latency while make -j(1.5 x CPUs) runs"},
+    "reqlat": {"run": reqlat(2), "primary": "req_p99_us", "higher": False,
+               "desc": "request/worker: 1 message thread, 2 workers per CPU, 1 ms requests, saturated"},
     "interactive-alone": {"run": interactive(0), "primary": "rate", "higher": True, "desc": "CPU hog alone"},
     "interactive-4x": {"run": interactive(4), "primary": "rate", "higher": True,
                        "desc": "CPU hog beside make -j(4 x CPUs)"},
