@@ -197,7 +197,7 @@ static void test_cpu_distance(void)
 	CHECK(vrq_cpu_distance(0, &topo8[0], 9, &other_node) == VRQ_DIST_ANY);
 	/* symmetric */
 	CHECK(vrq_cpu_distance(4, &topo8[4], 1, &topo8[1]) == vrq_cpu_distance(1, &topo8[1], 4, &topo8[4]));
-	/* the selection order is the seed's: prev < SMT < LLC < package < node < any */
+	/* the selection order is VRQ's best_mask_cpu: prev < SMT < LLC < package < node < any */
 	CHECK(VRQ_DIST_SAME < VRQ_DIST_SMT && VRQ_DIST_SMT < VRQ_DIST_LLC && VRQ_DIST_LLC < VRQ_DIST_PKG &&
 	      VRQ_DIST_PKG < VRQ_DIST_NODE && VRQ_DIST_NODE < VRQ_DIST_ANY);
 }
@@ -295,7 +295,7 @@ static void test_cpu_scaled(void)
 	CHECK(vrq_cpu_scaled(819, 80));
 }
 
-/* The full seed-001 order, step by step. */
+/* VRQ's full best_mask_cpu order (frequency-aware), step by step. */
 static void test_select_order(void)
 {
 	static const u32 aware[][2] = {

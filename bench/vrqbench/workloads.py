@@ -19,7 +19,7 @@ SCHEDULERS = {
     "bpfland": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_bpfland"], "peer": "scx_bpfland"},
     "lavd": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_lavd"], "peer": "scx_lavd"},
     "flash": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_flash"], "peer": "scx_flash"},
-    # scx_vrq's off-by-default switches (issue 4), for measuring each one's effect; run only when named
+    # scx_vrq's off-by-default switches, for measuring each one's effect; run only when named
     "vrq-group": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--group-accounting", "session"],
                   "vrq": True, "variant": True},
     "vrq-depth": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--fork-depth-penalty"],
@@ -58,8 +58,8 @@ def _jobs(ctx, ratio):
 
 
 def build(ratio, idle_fraction=0.0):
-    """Build throughput (seeds 000/001): `make -j(ratio x CPUs)` of the generated code base, from
-    clean; optionally with SCHED_IDLE CPU burners on `idle_fraction` of the CPUs (the seed's mprime
+    """Build throughput (VRQ's method): `make -j(ratio x CPUs)` of the generated code base, from
+    clean; optionally with SCHED_IDLE CPU burners on `idle_fraction` of the CPUs (VRQ's mprime
     under SCHED_IDLEPRIO)."""
 
     def run(ctx):
@@ -141,7 +141,7 @@ def reqlat(workers_per_cpu, work_us=1000):
 
 
 def interactive(jobs_per_cpu):
-    """Seed 003's "interactive at any load": one CPU hog's progress (work per second) alone, or while
+    """BFS group accounting's "interactive at any load": one CPU hog's progress (work per second) alone, or while
     `make -j(jobs_per_cpu x CPUs)` builds over and over (higher is better)."""
 
     def run(ctx):
@@ -160,7 +160,8 @@ def interactive(jobs_per_cpu):
 
 
 def forkwait(ctx):
-    """Seed 002's fork/wait pattern: fork -> exec /bin/true -> wait, children per second (higher)."""
+    """The delayed-migration RFC's fork/wait pattern: fork -> exec /bin/true -> wait, children per
+    second (higher)."""
     out = _sh([f"{ctx['probes']}/forkwait", str(ctx["secs"])]).stdout
     fields = dict(kv.split("=", 1) for kv in out.split())
     return {"rate": float(fields["rate"])}
@@ -189,5 +190,5 @@ WORKLOADS = {
     "forkwait": {"run": forkwait, "primary": "rate", "higher": True, "desc": "fork -> exec -> wait chain"},
 }
 
-# the seeds' four build ratios, reported side by side
+# VRQ's four build ratios, reported side by side
 BUILD_FOUR = ["build-50", "build-100", "build-150", "build-100+50idle"]

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Reliability and security of scx_vrq (issue 5): it stays loaded under the sched_ext project's CI
-stress and stress-ng's scheduler-heavy stressors, 10,000 runnable threads, policy and nice churn and
-CPU hotplug; a killed loader hands every task back to the kernel; bad input is refused in one line;
-only root controls it, and an unprivileged user cannot starve a root task beyond the README's bound.
-After every test the kernel log must be free of BUG/WARNING/stall/sched_ext error lines, and every
-scheduler exit nobody asked for counts as an ejection (must be 0).
+"""Reliability and security of scx_vrq: it stays loaded under the sched_ext project's CI stress and
+stress-ng's scheduler-heavy stressors, 10,000 runnable threads, policy and nice churn and CPU hotplug; a
+killed loader hands every task back to the kernel; bad input is refused in one line; only root controls
+it, and an unprivileged user cannot starve a root task beyond the bound that docs/design.md states
+("SCHED_IDLE bound"). After every test the kernel log must be free of BUG/WARNING/stall/sched_ext error
+lines, and every scheduler exit nobody asked for counts as an ejection (must be 0).
 
 Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
     tests/guest/reliability_tests.py [--short | --long] [--only NAME,...] [--stress-secs S]
@@ -729,10 +729,10 @@ def user_cpu(uid):
 
 def test_starvation(s):
     """An unprivileged user's hogs, fork storm and SCHED_IDLE/nice games against one root nice-0 task.
-    The README's bound: the root task waits at most one round of its queue -- runnable tasks per CPU x
-    rr_interval, at most --max-round-ms (1 s) while the slice can shrink -- and gets at least about
-    its fair share, CPUs / runnable tasks. Checked with generous margins (emulated, noisy guest):
-    longest gap < 3 s, CPU share > 1/4 of the fair share."""
+    The bound (docs/design.md, "SCHED_IDLE bound"): the root task waits at most one round of its queue
+    -- runnable tasks per CPU x rr_interval, at most --max-round-ms (1 s) while the slice can shrink --
+    and gets at least about its fair share, CPUs / runnable tasks. Checked with generous margins
+    (emulated, noisy guest): longest gap < 3 s, CPU share > 1/4 of the fair share."""
     o = s.opts
     hogs, storms = 8 * nr_cpus(), nr_cpus()
     sched = Scheduler(name="rel-starve").start()
