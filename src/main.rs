@@ -447,7 +447,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_the_seeds() {
+    fn defaults_are_bfs_and_off() {
         let o = parse(&[]).unwrap();
         assert_eq!(o.rr_interval_ms, 6, "BFS rr_interval default");
         assert_eq!(o.queue, QueueMode::Llc);
