@@ -67,6 +67,20 @@ pub struct Opts {
     #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000))]
     pub min_slice_us: u64,
 
+    /// Target latency, in ms (0-1000; 0 turns it off): while the runnable tasks per CPU would take
+    /// longer than this to each get a slice, the slice (and with it the deadline offset) shrinks to
+    /// target / runnable-per-CPU, never below target / 8. Under saturation a woken task then waits a
+    /// few short slices instead of a few rr_intervals.
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub target_latency_ms: u64,
+
+    /// Wake-up credit, in % of a slice (0-100; 0 is BFS): a task that wakes with its deadline passed
+    /// gets its new deadline backdated by this much of a slice, so a task that sleeps often may preempt
+    /// the CPU hog that renewed its slice last instead of waiting for a slice to end. Never for a task
+    /// whose slice ran out.
+    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub wake_credit: u32,
+
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]

@@ -156,6 +156,8 @@ impl<'a> Scheduler<'a> {
         rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
         rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
         rodata.max_round_ns = opts.max_round_ms * 1_000_000;
+        rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
+        rodata.wake_credit_pct = opts.wake_credit;
         rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
         rodata.yield_type = opts.yield_type;
         rodata.group_mode = opts.group_accounting.bpf_value();
@@ -170,7 +172,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms wake_credit={}% idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -178,6 +180,8 @@ impl<'a> Scheduler<'a> {
             opts.rr_interval_ms,
             opts.max_round_ms,
             opts.min_slice_us,
+            opts.target_latency_ms,
+            opts.wake_credit,
             opts.idle_bound_ms,
             opts.yield_type,
             opts.group_accounting,

@@ -84,6 +84,8 @@ vrq_metrics! {
     slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER: "Shrunk slices ended by the slice timer before the next tick",
     floor_gave_way = vrq_stat_VRQ_STAT_FLOOR_GAVE_WAY: "Slices below --min-slice-us: the floor would have held a round past half the watchdog",
     round_over = vrq_stat_VRQ_STAT_ROUND_OVER: "Slices at the shortest the slice timer ends with the round still past half the watchdog",
+    target_shrunk = vrq_stat_VRQ_STAT_TARGET_SHRUNK: "Slices shortened to the target latency (--target-latency-ms)",
+    wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT: "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
     kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP: "Kernel threads woken, queued before user tasks for one run",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
@@ -128,7 +130,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
-             floorgave:{} roundover:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
+             floorgave:{} roundover:{} target:{} wakecredit:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
              freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
             self.enqueues,
             self.new_deadlines,
@@ -140,6 +142,8 @@ impl Metrics {
             self.slice_timer,
             self.floor_gave_way,
             self.round_over,
+            self.target_shrunk,
+            self.wake_credit,
             self.kernel_wakeups,
             self.niffies_rebase,
             self.yields,

@@ -95,20 +95,20 @@ static void test_effective_slice(void)
 	u32 why = 99;
 
 	/* short queues keep rr_interval exactly */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 300, 2, NULL) == MS(6));	/* 150 * 6 ms < 1 s */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 300, 2, NULL) == MS(6));	/* 150 * 6 ms < 1 s */
 	/* 1000 queued on 2 CPUs: 500 per CPU, 1 s / 500 = 2 ms */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 2, &why) == MS(2) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 1000, 2, &why) == MS(2) && why == VRQ_SLICE_FIT_ROUND);
 	/* 10,000 runnable on 2 CPUs: floor at the minimum slice; round = 5000 * 250 us = 1.25 s */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
-	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2, NULL) < MS(10000));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 0, 10000, 2, NULL) < MS(10000));
 	/* never longer than rr_interval, even with a min slice above it */
-	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 1000, 1, &why) == MS(1) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 0, NULL) == US(1000));	/* 0 CPUs = 1 */
+	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 0, 1000, 1, &why) == MS(1) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 1000, 0, NULL) == US(1000));	/* 0 CPUs = 1 */
 	/* kernel threads keep rr_interval however long the queue; user tasks get the shrunk slice */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 0, NULL) == US(250));
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10, 2, 0, NULL) == MS(6));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10000, 2, 0, NULL) == US(250));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10, 2, 0, NULL) == MS(6));
 }
 
 /*
@@ -123,30 +123,83 @@ static void test_floor_gives_way(void)
 
 	CHECK(VRQ_SAFE_ROUND_NS == MS(5000));
 	/* 20,000 per CPU x 250 us = 5 s exactly: the floor still holds */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 40000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 40000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
 	/* one more task per CPU and it gives way */
-	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 40002, 2, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, 40002, 2, &why);
 	CHECK(slice < US(250) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	CHECK(20001 * slice <= VRQ_SAFE_ROUND_NS);
 	/* the 100,000 threads on 2 CPUs */
-	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 100000, 2, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, 100000, 2, &why);
 	CHECK(slice == US(100) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* at every count the floor can hold, the round is within the safe round */
 	for (n = 2; n <= 2 * VRQ_SAFE_ROUND_NS / VRQ_SLICE_TIMER_MIN_NS; n = n * 3 / 2 + 1) {
-		slice = vrq_effective_slice(MS(6), US(250), MS(1000), n, 2, &why);
+		slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, n, 2, &why);
 		CHECK((n / 2) * slice <= VRQ_SAFE_ROUND_NS || why == VRQ_SLICE_FULL);
 		CHECK(slice >= VRQ_SLICE_TIMER_MIN_NS);
 	}
 	/* past 100,000 per CPU not even the shortest slice holds the round: it stays at that minimum */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 200000, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 200000, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
 	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 200002, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 200002, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
 	      why == VRQ_SLICE_ROUND_OVER);
 	/* a longer --max-round-ms than the floor's round still never passes the safe round */
-	slice = vrq_effective_slice(MS(6), US(250), MS(5000), 100000, 1, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(5000), 0, 100000, 1, &why);
 	CHECK(100000 * slice <= VRQ_SAFE_ROUND_NS && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* kernel threads still keep rr_interval at any count */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 1000000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 1000000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+}
+
+/*
+ * Target latency: the slice shrinks so that the runnable tasks per CPU each get one within the target,
+ * down to target / 8; the long-queue rules take over beyond that.
+ */
+static void test_target_latency(void)
+{
+	u32 why = 99;
+
+	/* off: BFS */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 4, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	/* one task per CPU: running alone, nothing waits: the full slice */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	/* 4 waiting on 2 CPUs: 3 runnable per CPU, 6 ms / 3 = 2 ms */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 4, 2, &why) == MS(2) && why == VRQ_SLICE_TARGET);
+	/* 1 waiting on 2 CPUs counts as one more per CPU (it waits on one of them): 6 / 2 = 3 ms */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 1, 2, &why) == MS(3) && why == VRQ_SLICE_TARGET);
+	/* 100 waiting: floored at 6 ms / 8 = 750 us */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 100, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	/* a target above what the queue needs changes nothing */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(100), 4, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	/* long queues: the round rule takes over below the target's floor, as before */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 100000, 2, &why) == US(100) &&
+	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
+	/* continuous where the rules meet: 1,333 per CPU x 750 us = 1 s */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 2666, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 2800, 2, &why) == MS(1000) / 1400 &&
+	      why == VRQ_SLICE_FIT_ROUND);
+	/* kernel threads keep rr_interval */
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), MS(6), 4, 2, 1, NULL) == MS(6));
+}
+
+/* Wake-up credit: only on a wake-up, only with slice left, as a share of the slice. */
+static void test_wakeup_credit(void)
+{
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), 100) == MS(6));
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), 50) == MS(3));
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), 0) == 0);		/* off: BFS */
+	CHECK(vrq_wakeup_credit(MS(3), 0, MS(6), 100) == 0);		/* not a wake-up */
+	CHECK(vrq_wakeup_credit(US(50), 1, MS(6), 100) == 0);		/* its slice ran out: no credit */
+	CHECK(vrq_wakeup_credit(-1000, 1, MS(6), 100) == 0);
+	/* the backdated deadline is never before now: the offset is at least one slice */
+	CHECK(vrq_deadline(MS(1000), VRQ_NICE_MIN, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) >= MS(1000));
+	/* with full credit a woken nice-0 task beats a nice-0 hog that renewed moments ago ... */
+	CHECK(vrq_deadline(MS(1000), 0, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) <
+	      vrq_deadline(MS(1000) - US(100), 0, MS(6)));
+	/* ... but not one that renewed a slice ago, and never a nice-0 task a nice-19 one */
+	CHECK(vrq_deadline(MS(1000), 0, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) >=
+	      vrq_deadline(MS(1000) - MS(6), 0, MS(6)));
+	CHECK(vrq_deadline(MS(1000), 19, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) >
+	      vrq_deadline(MS(1000), 0, MS(6)));
 }
 
 static void test_expiry_and_clocks(void)
@@ -371,6 +424,8 @@ int main(void)
 	test_task_prio_and_preempt();
 	test_effective_slice();
 	test_floor_gives_way();
+	test_target_latency();
+	test_wakeup_credit();
 	test_expiry_and_clocks();
 	test_cpu_distance();
 	test_queue_of();

@@ -97,6 +97,8 @@ enum vrq_stat {
 	VRQ_STAT_SLICE_TIMER,		/* a shrunk slice ended by the slice timer, before the next tick */
 	VRQ_STAT_FLOOR_GAVE_WAY,	/* slice below --min-slice-us: the floor would hold the round past half the watchdog */
 	VRQ_STAT_ROUND_OVER,		/* ... and even the shortest slice leaves the round past half the watchdog */
+	VRQ_STAT_TARGET_SHRUNK,		/* slice shortened to the target latency (--target-latency-ms) */
+	VRQ_STAT_WAKE_CREDIT,		/* woken with its deadline passed: new deadline backdated (--wake-credit) */
 	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */

@@ -24,6 +24,8 @@ const volatile u32 queue_mode = VRQ_QUEUE_LLC;
 const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
+const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
+const volatile u32 wake_credit_pct = 0;		/* 0: off (BFS: a passed deadline renews from now) */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
@@ -253,7 +255,7 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
  */
 static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *why)
 {
-	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, target_latency_ns, scx_bpf_dsq_nr_queued(q),
 			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
 }
 
@@ -315,15 +317,20 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 	if (vrq_renew_deadline(tctx->time_slice, tctx->deadline, niffies, woken)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		if (slice_rule == VRQ_SLICE_TARGET)
+			stat_inc(VRQ_STAT_TARGET_SHRUNK);
 		if (slice_rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
 			stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
 		if (slice_rule == VRQ_SLICE_ROUND_OVER)
 			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
+		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, wake_credit_pct);
 
 		tctx->time_slice = slice;
-		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n * depth_n);
+		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n * depth_n) - credit;
+		if (credit)
+			stat_inc(VRQ_STAT_WAKE_CREDIT);
 		stat_inc(VRQ_STAT_NEW_DEADLINE);
 		if (group_n > 1)
 			stat_inc(VRQ_STAT_GROUP_SCALED);

@@ -169,27 +169,38 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
 }
 
 /*
- * Slice under long queues. A fixed rr_interval makes one round of the queue last
- * nr_queued_per_cpu * rr_interval: 10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext
- * watchdog. While a round would exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu,
- * never below @min_slice_ns (a floor for throughput: shorter turns are mostly switching). Short queues
- * (the normal case) keep rr_interval exactly.
+ * The slice, by how many tasks a queue holds (@nr_queued waiting, beside the @nr_cpus_serving running).
  *
- * The floor gives way when it would hold the round past VRQ_SAFE_ROUND_NS (half the watchdog: 100,000
- * runnable tasks on 2 CPUs at 250 us are a 12.5 s round): the slice becomes safe_round / per_cpu, down
- * to VRQ_SLICE_TIMER_MIN_NS, the shortest slice the slice timer still ends as asked. Past that no slice
- * can hold the round: it stays at that minimum and the round grows with the queue (VRQ_SLICE_ROUND_OVER;
- * the watchdog's other half is the margin left).
+ * Short queues keep rr_interval exactly (BFS). Three rules shorten it as the queue grows:
+ *
+ * 1. Target latency (@target_ns, 0 = off): while the runnable tasks per CPU (the waiting ones plus the
+ *    running one) would take longer than the target to each get a slice, the slice shrinks to
+ *    target / runnable-per-CPU, never below target / VRQ_TARGET_FLOOR_DIV (the ratio CFS kept between
+ *    its sched_latency and its min_granularity). The deadline offset shrinks with the slice, so the
+ *    deadlines order the queue at the same finer grain: under saturation a task waits a few short
+ *    slices, not a few rr_intervals.
+ * 2. Long queues: a fixed rr_interval makes one round of the queue last nr_queued_per_cpu * slice:
+ *    10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext watchdog. While a round would
+ *    exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu, never below
+ *    @min_slice_ns (a floor for throughput: shorter turns are mostly switching).
+ * 3. The floor gives way when it would hold the round past VRQ_SAFE_ROUND_NS (half the watchdog:
+ *    100,000 runnable tasks on 2 CPUs at 250 us are a 12.5 s round): the slice becomes
+ *    safe_round / per_cpu, down to VRQ_SLICE_TIMER_MIN_NS, the shortest slice the slice timer still
+ *    ends as asked. Past that no slice can hold the round: it stays at that minimum and the round grows
+ *    with the queue (VRQ_SLICE_ROUND_OVER; the watchdog's other half is the margin left).
  *
  * @why, if not NULL, gets which of these rules gave the slice (enum vrq_slice_rule).
  */
 enum vrq_slice_rule {
-	VRQ_SLICE_FULL		= 0,	/* rr_interval: the round fits --max-round-ms */
-	VRQ_SLICE_FIT_ROUND	= 1,	/* shrunk to fit --max-round-ms (or held at --min-slice-us) */
-	VRQ_SLICE_FLOOR_GAVE_WAY = 2,	/* below --min-slice-us, to keep the round within the safe round */
-	VRQ_SLICE_ROUND_OVER	= 3,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
+	VRQ_SLICE_FULL		= 0,	/* rr_interval */
+	VRQ_SLICE_TARGET	= 1,	/* shrunk to the target latency (rule 1) */
+	VRQ_SLICE_FIT_ROUND	= 2,	/* shrunk to fit --max-round-ms, or held at --min-slice-us (rule 2) */
+	VRQ_SLICE_FLOOR_GAVE_WAY = 3,	/* below --min-slice-us, to keep the round within the safe round */
+	VRQ_SLICE_ROUND_OVER	= 4,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
 };
 
+/* Rule 1's floor: target / 8, as CFS's min_granularity was its sched_latency / 8. */
+#define VRQ_TARGET_FLOOR_DIV 8
 /* Half the watchdog: a queue's round may take this long at most while any slice can hold it. */
 #define VRQ_SAFE_ROUND_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 2)
 /*
@@ -200,29 +211,34 @@ enum vrq_slice_rule {
  */
 #define VRQ_SLICE_TIMER_MIN_NS (50ULL * VRQ_NSEC_PER_USEC)
 
-static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns,
+static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
 						u64 nr_queued, u64 nr_cpus_serving, u32 *why)
 {
-	u32 rule = VRQ_SLICE_FIT_ROUND;
-	u64 per_cpu, slice;
+	u32 rule = VRQ_SLICE_FULL;
+	u64 per_cpu, runnable, slice = rr_ns;
 
 	if (!nr_cpus_serving)
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
-	if (!per_cpu || per_cpu * rr_ns <= max_round_ns) {
-		slice = rr_ns;
-		rule = VRQ_SLICE_FULL;
-		goto out;
+	runnable = (nr_queued + nr_cpus_serving - 1) / nr_cpus_serving + 1;
+	if (target_ns && runnable * slice > target_ns) {
+		slice = target_ns / runnable;
+		if (slice < target_ns / VRQ_TARGET_FLOOR_DIV)
+			slice = target_ns / VRQ_TARGET_FLOOR_DIV;
+		rule = VRQ_SLICE_TARGET;
 	}
-	slice = max_round_ns / per_cpu;
-	if (slice < min_slice_ns) {
-		slice = min_slice_ns;
-		if (per_cpu * slice > VRQ_SAFE_ROUND_NS) {
-			slice = VRQ_SAFE_ROUND_NS / per_cpu;
-			rule = VRQ_SLICE_FLOOR_GAVE_WAY;
-			if (slice < VRQ_SLICE_TIMER_MIN_NS) {
-				slice = VRQ_SLICE_TIMER_MIN_NS;
-				rule = VRQ_SLICE_ROUND_OVER;
+	if (per_cpu && per_cpu * slice > max_round_ns) {
+		slice = max_round_ns / per_cpu;
+		rule = VRQ_SLICE_FIT_ROUND;
+		if (slice < min_slice_ns) {
+			slice = min_slice_ns;
+			if (per_cpu * slice > VRQ_SAFE_ROUND_NS) {
+				slice = VRQ_SAFE_ROUND_NS / per_cpu;
+				rule = VRQ_SLICE_FLOOR_GAVE_WAY;
+				if (slice < VRQ_SLICE_TIMER_MIN_NS) {
+					slice = VRQ_SLICE_TIMER_MIN_NS;
+					rule = VRQ_SLICE_ROUND_OVER;
+				}
 			}
 		}
 	}
@@ -230,7 +246,6 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
 		slice = rr_ns;
 		rule = VRQ_SLICE_FULL;
 	}
-out:
 	if (why)
 		*why = rule;
 	return slice;
@@ -241,15 +256,15 @@ out:
  * keep rr_interval, so that a kernel work item (the sched_ext watchdog's walks every runnable task)
  * finishes in one turn rather than one shrunk slice per round.
  */
-static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 nr_queued,
-					  u64 nr_cpus_serving, int kthread, u32 *why)
+static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
+					  u64 nr_queued, u64 nr_cpus_serving, int kthread, u32 *why)
 {
 	if (kthread) {
 		if (why)
 			*why = VRQ_SLICE_FULL;
 		return rr_ns;
 	}
-	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving, why);
+	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, target_ns, nr_queued, nr_cpus_serving, why);
 }
 
 /*
@@ -397,6 +412,24 @@ static __always_inline int vrq_delay_placement(u64 delay_ns, int found_scaled_id
 static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_ns)
 {
 	return (s64)(now - placed_at) >= (s64)delay_ns;
+}
+
+/*
+ * Wake-up credit. BFS keeps a woken task's deadline while it has not passed, and gives it a new one from
+ * now once it has. A task that sleeps often (an interactive one, a worker waiting for requests) sees
+ * its deadline pass during a sleep every few wake-ups; from now, its new deadline is later than that of
+ * every task of the same nice that renewed its slice within the last slice -- every CPU hog running --
+ * so it may not preempt and waits for a slice to end: up to an rr_interval, the tail of its wake-up
+ * latency. With credit it counts as having renewed @credit_pct of a slice earlier: at 100 it preempts
+ * the hog that renewed last. Only then: not when its slice ran out (it used its share: no credit), not
+ * while its deadline holds (it keeps that one). So the credit comes at most once per deadline offset of
+ * wall time, and a task can gain at most one slice of position per offset from it.
+ */
+static __always_inline u64 vrq_wakeup_credit(s64 time_slice_left, int woken, u64 slice_ns, u32 credit_pct)
+{
+	if (!woken || vrq_slice_expired(time_slice_left))
+		return 0;
+	return slice_ns * credit_pct / 100;
 }
 
 /*
