@@ -204,10 +204,15 @@ static void test_wakeup_credit(void)
 
 static void test_expiry_and_clocks(void)
 {
-	CHECK(vrq_slice_expired(0));
-	CHECK(vrq_slice_expired(-5));
-	CHECK(vrq_slice_expired(US(99)));
-	CHECK(!vrq_slice_expired(US(100)));
+	CHECK(vrq_slice_expired(0, MS(6)));
+	CHECK(vrq_slice_expired(-5, MS(6)));
+	CHECK(vrq_slice_expired(US(99), MS(6)));
+	CHECK(!vrq_slice_expired(US(100), MS(6)));
+	/* against a short slice, an eighth of it: 100 us slices with 95 us left are not used up */
+	CHECK(!vrq_slice_expired(US(95), US(100)));
+	CHECK(vrq_slice_expired(US(12), US(100)));
+	CHECK(!vrq_slice_expired(US(13), US(100)));
+	CHECK(!vrq_slice_expired(US(40), US(50)));
 
 	CHECK(vrq_deadline_expired(100, 100));
 	CHECK(vrq_deadline_expired(100, 200));
@@ -215,11 +220,13 @@ static void test_expiry_and_clocks(void)
 	CHECK(!vrq_deadline_expired(5, (u64)-5));	/* wrap-safe */
 
 	/* a used-up slice always renews; a passed deadline only on a wake-up, not for a preempted task */
-	CHECK(vrq_renew_deadline(US(50), MS(10), MS(5), 0));
-	CHECK(vrq_renew_deadline(US(50), MS(10), MS(5), 1));
-	CHECK(vrq_renew_deadline(US(200), MS(10), MS(20), 1));
-	CHECK(!vrq_renew_deadline(US(200), MS(10), MS(20), 0));
-	CHECK(!vrq_renew_deadline(US(200), MS(30), MS(20), 1));
+	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 0));
+	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 1));
+	CHECK(vrq_renew_deadline(US(200), MS(6), MS(10), MS(20), 1));
+	CHECK(!vrq_renew_deadline(US(200), MS(6), MS(10), MS(20), 0));
+	CHECK(!vrq_renew_deadline(US(200), MS(6), MS(30), MS(20), 1));
+	/* a 100 us turn cut short after 5 us keeps its deadline (no second round without a run) */
+	CHECK(!vrq_renew_deadline(US(95), US(100), MS(10), MS(20), 0));
 
 	/* a deadline 30 ms ahead on the source clock stays 30 ms ahead on the destination clock */
 	CHECK(vrq_rebase_deadline(MS(130), MS(100), MS(500)) == MS(530));

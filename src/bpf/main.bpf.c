@@ -314,7 +314,7 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 	}
 
 	slice = task_slice(p, q, &slice_rule);
-	if (vrq_renew_deadline(tctx->time_slice, tctx->deadline, niffies, woken)) {
+	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
 		if (slice_rule == VRQ_SLICE_TARGET)

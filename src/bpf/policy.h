@@ -269,13 +269,18 @@ static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_r
 
 /*
  * A task's slice is used up when less than this is left (BFS's RESCHED_US): running it for a sliver
- * would cost more in switches than it gives.
+ * would cost more in switches than it gives. Against a short slice (long queues shrink it to 100 us and
+ * below) the threshold is an eighth of the slice instead: a task preempted moments into a 100 us turn
+ * (by a kernel thread's wake-up) has not used it up, and renewing its deadline would send it to the back
+ * of a 100,000-task queue for a second round without having run.
  */
 #define VRQ_RESCHED_NS (100 * VRQ_NSEC_PER_USEC)
 
-static __always_inline int vrq_slice_expired(s64 time_slice_left)
+static __always_inline int vrq_slice_expired(s64 time_slice_left, u64 slice_ns)
 {
-	return time_slice_left < (s64)VRQ_RESCHED_NS;
+	u64 threshold = slice_ns / 8 < VRQ_RESCHED_NS ? slice_ns / 8 : VRQ_RESCHED_NS;
+
+	return time_slice_left < (s64)threshold;
 }
 
 /* Is the deadline in the past of this queue's clock? (signed difference: wrap-safe) */
@@ -291,9 +296,10 @@ static __always_inline int vrq_deadline_expired(u64 deadline, u64 niffies)
  * keeps its place, or a task preempted moments into its turn -- after waiting a whole round, so its
  * deadline has long passed -- would go to the back and wait another round.
  */
-static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 deadline, u64 niffies, int woken)
+static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 slice_ns, u64 deadline, u64 niffies,
+					      int woken)
 {
-	return vrq_slice_expired(time_slice_left) || (woken && vrq_deadline_expired(deadline, niffies));
+	return vrq_slice_expired(time_slice_left, slice_ns) || (woken && vrq_deadline_expired(deadline, niffies));
 }
 
 /*
@@ -427,7 +433,7 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
  */
 static __always_inline u64 vrq_wakeup_credit(s64 time_slice_left, int woken, u64 slice_ns, u32 credit_pct)
 {
-	if (!woken || vrq_slice_expired(time_slice_left))
+	if (!woken || vrq_slice_expired(time_slice_left, slice_ns))
 		return 0;
 	return slice_ns * credit_pct / 100;
 }
