@@ -303,6 +303,22 @@ static void test_delay_placement(void)
 	CHECK(vrq_delay_expired(~0ULL - US(10), US(40), US(50)));	/* clock wrap */
 }
 
+/*
+ * select_cpu -> enqueue: a sync wake-up's flag is read once. The next wake-up of a task allowed on one
+ * CPU only skips select_cpu; its enqueue must read "not sync" (and so may preempt), not the old flag.
+ */
+static void test_wake_handoff(void)
+{
+	u8 sync_wakeup = 0;
+
+	sync_wakeup = 1;			/* select_cpu: a sync wake-up */
+	CHECK(vrq_take_once(&sync_wakeup) == 1);	/* its enqueue: no preemption */
+	CHECK(!vrq_may_preempt(VRQ_SCHED_NORMAL, 1));
+	/* the next wake-up, select_cpu skipped: enqueue sees a plain wake-up that may preempt */
+	CHECK(vrq_take_once(&sync_wakeup) == 0);
+	CHECK(vrq_may_preempt(VRQ_SCHED_NORMAL, vrq_take_once(&sync_wakeup)));
+}
+
 static void test_sticky(void)
 {
 	u64 offset = vrq_sticky_offset(MS(6));
@@ -339,6 +355,7 @@ int main(void)
 	test_cpu_scaled();
 	test_select_order();
 	test_delay_placement();
+	test_wake_handoff();
 	test_sticky();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);

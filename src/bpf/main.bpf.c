@@ -142,7 +142,9 @@ struct task_ctx {
 				 * enqueue counts the task as delay-placed and clears it (-1: not placed) */
 	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
 	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
-	u8 sync_wakeup;		/* set by select_cpu for enqueue */
+	u8 sync_wakeup;		/* set by select_cpu for the enqueue of the same wake-up, which takes
+				 * (clears) it; running clears it too (a task handed to an idle CPU
+				 * is never enqueued) */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
 	u8 kernel_wakeup;	/* a kernel thread queued by its wake-up: VRQ_PRIO_KERNEL until it runs */
 };
@@ -612,7 +614,7 @@ static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
  * will find the task by scanning the queues); else, on a wake-up, BFS try_preempt: preempt the allowed
  * CPU running the largest priodl if the waking task's is smaller.
  */
-static void find_cpu_for(struct task_struct *p, struct task_ctx *tctx, u64 priodl, bool wakeup)
+static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
 {
 	u64 worst_priodl = 0;
 	s32 worst_cpu = -1;
@@ -636,7 +638,7 @@ static void find_cpu_for(struct task_struct *p, struct task_ctx *tctx, u64 priod
 	}
 	if (!wakeup)
 		return;
-	if (!vrq_may_preempt(p->policy, tctx->sync_wakeup)) {
+	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
 		return;
 	}
@@ -651,6 +653,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 q = queue_of_cpu(cpu);
+	bool sync_wakeup;
 	u64 priodl;
 
 	if (!tctx) {
@@ -658,6 +661,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
+	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
 	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	/* vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks */
 	tctx->kernel_wakeup = (enq_flags & SCX_ENQ_WAKEUP) && (p->flags & PF_KTHREAD);
@@ -703,7 +707,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (scx_bpf_task_running(p) && p->scx.slice > 0)
 		return;
-	find_cpu_for(p, tctx, priodl, enq_flags & SCX_ENQ_WAKEUP);
+	find_cpu_for(p, priodl, enq_flags & SCX_ENQ_WAKEUP, sync_wakeup);
 }
 
 /*
@@ -913,6 +917,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
 	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
+	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
 	if (tctx->sticky_cpu >= 0) {
 		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
 		tctx->sticky_cpu = -1;

@@ -7,6 +7,7 @@
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
+ *   - select_cpu -> enqueue hand-off .. vrq_take_once()
  *   - slice under long queues ......... vrq_effective_slice(), vrq_task_slice()
  *   - CPU-selection / locality order .. vrq_select_step() (seed 001's full order, frequency-aware),
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
@@ -149,6 +150,19 @@ static __always_inline u32 vrq_task_prio(u32 policy, int exiting, int kernel_wak
 	if (policy == VRQ_SCHED_IDLE && !exiting)
 		return VRQ_PRIO_IDLE;
 	return VRQ_PRIO_NORMAL;
+}
+
+/*
+ * A one-shot fact select_cpu() hands to the enqueue() of the same wake-up (a sync wake-up). Reading it
+ * clears it: select_cpu() is skipped for a task allowed on one CPU only, and for such a wake-up
+ * enqueue() must read "not sync", not what an earlier wake-up left behind.
+ */
+static __always_inline int vrq_take_once(u8 *flag)
+{
+	int v = *flag;
+
+	*flag = 0;
+	return v;
 }
 
 /* BFS: SCHED_BATCH never preempts on wake-up; neither does a sync wake-up (the waker is about to sleep). */
