@@ -339,6 +339,45 @@ static void test_sticky(void)
 	CHECK(vrq_sticky_priodl(a, 0) == a);
 }
 
+/*
+ * --queue cpu --sticky, CPU hogs at nice 0, rr_interval 6 ms, HZ 250 (a 6 ms slice ends at the
+ * second tick, 8 ms): CPU A runs one hog alone; CPU B has three. When A's hog's slice ends, A compares
+ * its renewed priodl with B's head, sticky to B, which was queued @waited ago (its deadline was set
+ * when it left B's CPU, then). Does A take B's head?
+ */
+static int lone_cpu_takes_sticky_head(u64 waited)
+{
+	const u64 rr = MS(6), now = MS(10000);
+	u64 prev = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now, 0, rr));
+	u64 head = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now - waited, 0, rr));
+
+	if (vrq_sticky_holds(now - waited, now, rr))
+		head = vrq_sticky_priodl(head, vrq_sticky_offset(rr));
+	return head < prev;
+}
+
+static void test_sticky_claim_lapses(void)
+{
+	const u64 rr = MS(6);
+
+	/* the nice-19 offset dwarfs any wait of a hog: without a limit A would never take it */
+	CHECK(vrq_sticky_offset(rr) > 20 * MS(8));
+	/* waiting behind one other hog's slice (the 2:1 split): the claim holds, no migration */
+	CHECK(!lone_cpu_takes_sticky_head(MS(8)));
+	CHECK(!lone_cpu_takes_sticky_head(US(8800)));
+	/* waiting behind two (the 3:1 split): the claim has lapsed and A takes it by its deadline */
+	CHECK(lone_cpu_takes_sticky_head(MS(9)));
+	CHECK(lone_cpu_takes_sticky_head(MS(16)));
+	/* the limit is rr_interval and a half */
+	CHECK(vrq_sticky_holds(MS(100), MS(100) + US(8999), rr));
+	CHECK(!vrq_sticky_holds(MS(100), MS(100) + MS(9), rr));
+	CHECK(vrq_sticky_holds(MS(100), MS(100) + MS(1), MS(1)) && !vrq_sticky_holds(MS(100), MS(102), MS(1)));
+	/* queued a little ahead of the reading CPU's clock: no wait, the claim holds */
+	CHECK(vrq_sticky_holds(MS(100) + US(5), MS(100), rr));
+	/* a sticky task queued moments ago is passed over although its deadline is earlier (BFS) */
+	CHECK(!lone_cpu_takes_sticky_head(MS(4)));
+}
+
 int main(void)
 {
 	test_prio_ratio();
@@ -357,6 +396,7 @@ int main(void)
 	test_delay_placement();
 	test_wake_handoff();
 	test_sticky();
+	test_sticky_claim_lapses();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

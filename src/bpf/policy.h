@@ -13,7 +13,7 @@
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
  *   - delayed migration (seed 002) .... vrq_delay_placement(), vrq_delay_expired()
- *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl()
+ *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl(), vrq_sticky_holds()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
@@ -367,11 +367,26 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
  * Sticky tasks (BFS): a task descheduled while still runnable (preempted, or its slice ran out) is
  * sticky to the CPU it left, whose caches hold its working set. To any CPU outside that CPU's queue its
  * deadline counts as later by BFS's longest_deadline_diff -- the deadline offset of a nice 19 task, the
- * largest any normal task gets -- so another CPU takes it only when it has nothing better to do.
+ * largest any normal task gets -- so another CPU takes it only when it has nothing better to do, or
+ * once it has waited too long for its CPU (vrq_sticky_holds).
  */
 static __always_inline u64 vrq_sticky_offset(u64 rr_ns)
 {
 	return vrq_prio_ratio(VRQ_NICE_MAX) * rr_ns / VRQ_PRIO_RATIO_BASE;
+}
+
+/*
+ * How long a sticky task's claim holds: while it has waited (since it was queued) less than one other
+ * task's slice -- rr_interval, plus half of one because a slice ends on the first tick past it. The
+ * nice-19 offset is longer than any CPU hog ever waits, so without a limit a queue of three hogs beside
+ * a CPU whose one hog runs alone is never evened out (shares 0.33 against 1.00). A hog that waits for
+ * one other hog (the 2:1 split an uneven count per CPU must leave) keeps its CPU and its cache; one
+ * that waits for two has lost its cache to them anyway, and another CPU takes it by its deadline.
+ * Signed: a queue time a little ahead of this CPU's clock counts as no wait.
+ */
+static __always_inline int vrq_sticky_holds(u64 queued_at, u64 now, u64 rr_ns)
+{
+	return (s64)(now - queued_at) < (s64)(rr_ns + rr_ns / 2);
 }
 
 /* A priodl as seen from outside the sticky CPU's queue: the deadline later by @offset_ns, saturating
