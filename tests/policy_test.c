@@ -340,42 +340,39 @@ static void test_sticky(void)
 }
 
 /*
- * --queue cpu --sticky, CPU hogs at nice 0, rr_interval 6 ms, HZ 250 (a 6 ms slice ends at the
- * second tick, 8 ms): CPU A runs one hog alone; CPU B has three. When A's hog's slice ends, A compares
- * its renewed priodl with B's head, sticky to B, which was queued @waited ago (its deadline was set
- * when it left B's CPU, then). Does A take B's head?
+ * --queue cpu --sticky, CPU hogs at nice 0, rr_interval 6 ms: CPU A runs one hog; CPU B runs one and
+ * has @b_waiting queued; A's queue has @a_waiting. When A's hog's slice ends, A compares its renewed
+ * priodl with B's head, sticky to B, queued 12 ms ago (its deadline was set when it left B's CPU, then).
+ * Does A take B's head?
  */
-static int lone_cpu_takes_sticky_head(u64 waited)
+static int lone_cpu_takes_sticky_head(u64 b_waiting, u64 a_waiting)
 {
 	const u64 rr = MS(6), now = MS(10000);
 	u64 prev = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now, 0, rr));
-	u64 head = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now - waited, 0, rr));
+	u64 head = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now - MS(12), 0, rr));
 
-	if (vrq_sticky_holds(now - waited, now, rr))
+	if (vrq_sticky_holds(b_waiting, 1, a_waiting, 1))
 		head = vrq_sticky_priodl(head, vrq_sticky_offset(rr));
 	return head < prev;
 }
 
 static void test_sticky_claim_lapses(void)
 {
-	const u64 rr = MS(6);
-
 	/* the nice-19 offset dwarfs any wait of a hog: without a limit A would never take it */
-	CHECK(vrq_sticky_offset(rr) > 20 * MS(8));
-	/* waiting behind one other hog's slice (the 2:1 split): the claim holds, no migration */
-	CHECK(!lone_cpu_takes_sticky_head(MS(8)));
-	CHECK(!lone_cpu_takes_sticky_head(US(8800)));
-	/* waiting behind two (the 3:1 split): the claim has lapsed and A takes it by its deadline */
-	CHECK(lone_cpu_takes_sticky_head(MS(9)));
-	CHECK(lone_cpu_takes_sticky_head(MS(16)));
-	/* the limit is rr_interval and a half */
-	CHECK(vrq_sticky_holds(MS(100), MS(100) + US(8999), rr));
-	CHECK(!vrq_sticky_holds(MS(100), MS(100) + MS(9), rr));
-	CHECK(vrq_sticky_holds(MS(100), MS(100) + MS(1), MS(1)) && !vrq_sticky_holds(MS(100), MS(102), MS(1)));
-	/* queued a little ahead of the reading CPU's clock: no wait, the claim holds */
-	CHECK(vrq_sticky_holds(MS(100) + US(5), MS(100), rr));
-	/* a sticky task queued moments ago is passed over although its deadline is earlier (BFS) */
-	CHECK(!lone_cpu_takes_sticky_head(MS(4)));
+	CHECK(vrq_sticky_offset(MS(6)) > 20 * MS(8));
+	/* three hogs against one (two waiting, none): taking one evens them out, the claim lapses */
+	CHECK(lone_cpu_takes_sticky_head(2, 0));
+	CHECK(lone_cpu_takes_sticky_head(3, 1));
+	/* the 2:1 split (one waiting, none), or queues already even: moving would only swap, it holds */
+	CHECK(!lone_cpu_takes_sticky_head(1, 0));
+	CHECK(!lone_cpu_takes_sticky_head(2, 1));
+	CHECK(!lone_cpu_takes_sticky_head(1, 1));
+	/* queues of several CPUs compare waiting tasks per CPU: 2 on 4 CPUs against none on 1 is 1/2
+	 * per CPU more, and moving one (-1/4 there, +1 here) would leave 3/4 the other way: holds ... */
+	CHECK(vrq_sticky_holds(2, 4, 0, 1));
+	/* ... 4 on 4 CPUs (1 each) against none: moving one leaves 1/4 the other way, closer: lapses */
+	CHECK(!vrq_sticky_holds(4, 4, 0, 1));
+	CHECK(!vrq_sticky_holds(2, 0, 0, 0));	/* a queue of no CPUs counts as one */
 }
 
 int main(void)

@@ -133,7 +133,7 @@ struct task_ctx {
 	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
 	s64 time_slice;		/* what is left of the current slice (ns) */
 	u64 last_charged;	/* when run time was last charged to time_slice */
-	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits and sticky claims) */
+	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits) */
 	u32 queue;		/* the queue whose clock `deadline` is on */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	u32 fork_depth;		/* forks from init (init's children: 1) */
@@ -786,14 +786,15 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 			continue;
 		key = head->scx.dsq_vtime;
 		/*
-		 * BFS sticky: a task another CPU had to leave counts as later anywhere but there, until
-		 * it has waited there longer than one other task's slice
+		 * BFS sticky: a task another CPU had to leave counts as later anywhere but there, unless
+		 * taking it evens out the two queues
 		 */
 		if (sticky_tasks && q != own) {
 			struct task_ctx *hctx = task_ctx_of(head);
 
 			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
-			    vrq_sticky_holds(hctx->enq_at, now, rr_interval_ns)) {
+			    vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
+					     scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)])) {
 				if (key < sticky_raw)
 					sticky_raw = key;
 				key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
