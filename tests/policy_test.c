@@ -375,6 +375,37 @@ static void test_sticky_claim_lapses(void)
 	CHECK(!vrq_sticky_holds(2, 0, 0, 0));	/* a queue of no CPUs counts as one */
 }
 
+static void test_hist_bucket(void)
+{
+	u32 b;
+	int ok = 1;
+
+	CHECK(vrq_hist_bucket(0) == 0);
+	CHECK(vrq_hist_bucket(999) == 0);		/* below 1 us */
+	CHECK(vrq_hist_bucket(US(1)) == 1);		/* [1, 2) us */
+	CHECK(vrq_hist_bucket(US(2) - 1) == 1);
+	CHECK(vrq_hist_bucket(US(2)) == 2);		/* [2, 4) us */
+	CHECK(vrq_hist_bucket(US(3)) == 2);
+	CHECK(vrq_hist_bucket(MS(6)) == 13);		/* 6000 us in [4096, 8192) */
+	CHECK(vrq_hist_bucket(MS(1000)) == 20);		/* 1e6 us in [2^19, 2^20) */
+	/* every bucket's lower edge lands in it, and one less in the bucket before */
+	for (b = 1; b < VRQ_HIST_BUCKETS - 1; b++) {
+		u64 lower = US(1ULL << (b - 1));
+
+		ok &= vrq_hist_bucket(lower) == b && vrq_hist_bucket(lower - 1) == b - 1;
+	}
+	CHECK(ok);
+	CHECK(vrq_hist_bucket(US(1ULL << 24) - 1) == VRQ_HIST_BUCKETS - 2);	/* just under 16.8 s */
+	CHECK(vrq_hist_bucket(US(1ULL << 24)) == VRQ_HIST_BUCKETS - 1);		/* 16.8 s and more */
+	CHECK(vrq_hist_bucket(~0ULL) == VRQ_HIST_BUCKETS - 1);
+
+	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 0) == VRQ_LAT_NORMAL);
+	CHECK(vrq_lat_class(VRQ_SCHED_BATCH, 0) == VRQ_LAT_BATCH);
+	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 0) == VRQ_LAT_IDLE);
+	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 1) == VRQ_LAT_KTHREAD);
+	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 1) == VRQ_LAT_KTHREAD);
+}
+
 int main(void)
 {
 	test_prio_ratio();
@@ -394,6 +425,7 @@ int main(void)
 	test_wake_handoff();
 	test_sticky();
 	test_sticky_claim_lapses();
+	test_hist_bucket();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

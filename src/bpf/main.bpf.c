@@ -49,6 +49,21 @@ struct {
 	__type(value, struct vrq_stats);
 } stats SEC(".maps");
 
+/*
+ * Wait and run-length histograms (struct vrq_lat_hists, intf.h), always on. VRQ_LAT_HIST=0 at build
+ * time compiles the recording out (the map stays, all zero): only to measure what it costs.
+ */
+#ifndef VRQ_LAT_HIST
+#define VRQ_LAT_HIST 1
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct vrq_lat_hists);
+} lat_hists SEC(".maps");
+
 /* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
 struct cpu_ctx {
 	u64 running_priodl;			/* priodl of the task running here; 0 when none */
@@ -147,6 +162,10 @@ struct task_ctx {
 				 * is never enqueued) */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
 	u8 kernel_wakeup;	/* a kernel thread queued by its wake-up: VRQ_PRIO_KERNEL until it runs */
+	/* latency histograms */
+	u8 wait_requeue;	/* the wait was begun by a deschedule, not a wake-up */
+	u64 wait_since;		/* when it became runnable or was descheduled still runnable; 0: not waiting */
+	u64 run_since;		/* when it started running */
 };
 
 struct {
@@ -170,6 +189,29 @@ static __always_inline void stat_add(u32 idx, u64 n)
 static __always_inline void stat_inc(u32 idx)
 {
 	stat_add(idx, 1);
+}
+
+/*
+ * Count the time from @since to @now in this CPU's histogram @kind (0 wake, 1 requeue, 2 run) of @p's
+ * latency class. Signed: @since may come from another CPU's clock, a little ahead of this one.
+ */
+static __always_inline void lat_record(const struct task_struct *p, u32 kind, u64 since, u64 now)
+{
+#if VRQ_LAT_HIST
+	s64 ns = (s64)(now - since);
+	u32 zero = 0, cls = vrq_lat_class(p->policy, !!(p->flags & PF_KTHREAD));
+	u32 b = vrq_hist_bucket(ns > 0 ? ns : 0);
+	struct vrq_lat_hists *h = bpf_map_lookup_elem(&lat_hists, &zero);
+
+	if (!h || cls >= VRQ_NR_LAT_CLASSES || b >= VRQ_HIST_BUCKETS)
+		return;
+	if (kind == 0)
+		h->wake[cls][b]++;
+	else if (kind == 1)
+		h->requeue[cls][b]++;
+	else
+		h->run[cls][b]++;
+#endif
 }
 
 static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
@@ -921,6 +963,12 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
+#if VRQ_LAT_HIST
+	if (tctx->wait_since)
+		lat_record(p, tctx->wait_requeue, tctx->wait_since, tctx->last_charged);
+	tctx->wait_since = 0;
+	tctx->run_since = tctx->last_charged;
+#endif
 	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
 	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
 	if (tctx->sticky_cpu >= 0) {
@@ -999,7 +1047,17 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 	struct cpu_ctx *cctx = cpu_ctx_of(scx_bpf_task_cpu(p));
 
 	if (tctx) {
-		charge_slice(tctx, scx_bpf_now());
+		u64 now = scx_bpf_now();
+
+		charge_slice(tctx, now);
+#if VRQ_LAT_HIST
+		if (tctx->run_since)
+			lat_record(p, 2, tctx->run_since, now);
+		tctx->run_since = 0;
+		/* still runnable: it waits from now until it runs again */
+		tctx->wait_since = runnable ? now : 0;
+		tctx->wait_requeue = 1;
+#endif
 		/* BFS sticky: it leaves this CPU involuntarily (preempted or out of slice), not by yielding */
 		if (sticky_tasks && runnable && !tctx->yielded) {
 			tctx->sticky_cpu = scx_bpf_task_cpu(p);
@@ -1034,14 +1092,23 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 	return false;
 }
 
-/* Group accounting: count the group's runnable tasks while this one is runnable. */
+/*
+ * A task becomes runnable (woken, or new): its wake-up wait starts (latency histograms); with group
+ * accounting, count the group's runnable tasks while this one is runnable.
+ */
 void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx;
 	s64 one = 1, *n;
 	u32 group;
 
-	if (group_mode == VRQ_GROUP_OFF || !(tctx = task_ctx_of(p)))
+	if (!(tctx = task_ctx_of(p)))
+		return;
+#if VRQ_LAT_HIST
+	tctx->wait_since = scx_bpf_now();
+	tctx->wait_requeue = 0;
+#endif
+	if (group_mode == VRQ_GROUP_OFF)
 		return;
 	group = group_of(p);
 	tctx->group = group;

@@ -19,6 +19,7 @@
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
  *   - group accounting (seed 003) ..... vrq_group_deadline()
  *   - fork-depth penalty (seed 003) ... vrq_fork_depth_scale()
+ *   - latency histograms .............. vrq_hist_bucket(), vrq_lat_class()
  */
 #ifndef __VRQ_POLICY_H
 #define __VRQ_POLICY_H
@@ -405,6 +406,40 @@ static __always_inline u64 vrq_sticky_priodl(u64 priodl, u64 offset_ns)
 
 	dl = dl + add > dl_mask ? dl_mask : dl + add;
 	return (priodl & ~dl_mask) | dl;
+}
+
+/*
+ * Latency histograms (enum vrq_lat_class, struct vrq_lat_hists in intf.h): the log2 bucket of a
+ * duration, in microseconds -- 0 below 1 us, b for [2^(b-1), 2^b) us, the last bucket for 2^24 us
+ * (16.8 s) and more. A binary search for the highest set bit: no loop for the verifier to bound.
+ */
+static __always_inline u32 vrq_hist_bucket(u64 ns)
+{
+	u64 us = ns / VRQ_NSEC_PER_USEC;
+	u32 b = 0;
+
+	if (!us)
+		return 0;
+	if (us >> 32) { b += 32; us >>= 32; }
+	if (us >> 16) { b += 16; us >>= 16; }
+	if (us >> 8) { b += 8; us >>= 8; }
+	if (us >> 4) { b += 4; us >>= 4; }
+	if (us >> 2) { b += 2; us >>= 2; }
+	if (us >> 1) { b += 1; }
+	b += 1;		/* 1-based position of the highest set bit: us in [2^(b-1), 2^b) */
+	return b < VRQ_HIST_BUCKETS - 1 ? b : VRQ_HIST_BUCKETS - 1;
+}
+
+/* Which latency class a task's waits and runs are counted in. */
+static __always_inline u32 vrq_lat_class(u32 policy, int kthread)
+{
+	if (kthread)
+		return VRQ_LAT_KTHREAD;
+	if (policy == VRQ_SCHED_BATCH)
+		return VRQ_LAT_BATCH;
+	if (policy == VRQ_SCHED_IDLE)
+		return VRQ_LAT_IDLE;
+	return VRQ_LAT_NORMAL;
 }
 
 /* Which run queue a CPU uses under each --queue mode. */
