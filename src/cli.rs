@@ -130,6 +130,12 @@ pub struct Opts {
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
     pub monitor: Option<f64>,
 
+    /// With --stats or --monitor: print every counter and the wait and run-length percentiles of
+    /// each class of task, not the one line per interval (queue depth, dispatches and preemptions
+    /// per second, wake-up wait p50/p99 of normal tasks, idle-bound runs, kernel-thread wake-ups).
+    #[arg(long)]
+    pub stats_full: bool,
+
     /// Size of the debug dump printed when the scheduler exits with an error (0 = kernel default).
     #[arg(long, default_value_t = 0)]
     pub exit_dump_len: u32,

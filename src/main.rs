@@ -9,6 +9,7 @@ pub use bpf_skel::*;
 pub mod bpf_intf;
 
 mod cli;
+mod lat_hist;
 mod stats;
 
 use std::collections::BTreeMap;
@@ -219,6 +220,9 @@ impl<'a> Scheduler<'a> {
             }
         }
         let mut m = Metrics::from_counters(&sums);
+        if let Ok(Some(per_cpu)) = self.skel.maps.lat_hists.lookup_percpu(&key, MapFlags::ANY) {
+            m.lat = lat_hist::from_percpu(&per_cpu);
+        }
         let bss = self.skel.maps.bss_data.as_ref().unwrap();
         let nr_queues = bss.nr_queues as usize;
         m.queue_mode = self.opts.queue.name().into();
@@ -347,8 +351,9 @@ fn run(opts: &Opts) -> Result<()> {
 
     if let Some(intv) = opts.monitor.or(opts.stats) {
         let shutdown_copy = shutdown.clone();
+        let stats_full = opts.stats_full;
         let jh = std::thread::spawn(move || {
-            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), shutdown_copy) {
+            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), stats_full, shutdown_copy) {
                 warn!("stats monitor stopped: {e}");
             }
         });
@@ -416,6 +421,7 @@ fn main() {
         return;
     }
     if opts.help_stats {
+        print!("{}", stats::HELP);
         let _ = stats::server_data().describe_meta(&mut std::io::stdout(), None);
         return;
     }
@@ -424,6 +430,10 @@ fn main() {
             "{SCHEDULER_NAME}: --min-slice-us {} is longer than --rr-interval-ms {} (see --help)",
             opts.min_slice_us, opts.rr_interval_ms
         );
+        std::process::exit(2);
+    }
+    if opts.stats_full && opts.stats.is_none() && opts.monitor.is_none() {
+        eprintln!("{SCHEDULER_NAME}: --stats-full needs --stats SECS or --monitor SECS (see --help)");
         std::process::exit(2);
     }
     if opts.migration_delay_us > 0 && opts.freq_threshold == 0 {
@@ -487,6 +497,9 @@ mod tests {
             &["--rr-interval-ms", "1000"],
             &["--queue", "cpu"],
             &["--freq-threshold", "100", "--migration-delay-us", "10000", "--sticky"],
+            &["--stats", "1", "--stats-full"],
+            &["--monitor", "1", "--stats-full"],
+            &["--stats", "1", "--monitor", "2"],
         ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }

@@ -403,6 +403,22 @@ static void test_delay_placement(void)
 	CHECK(vrq_delay_expired(~0ULL - US(10), US(40), US(50)));	/* clock wrap */
 }
 
+/*
+ * select_cpu -> enqueue: a sync wake-up's flag is read once. The next wake-up of a task allowed on one
+ * CPU only skips select_cpu; its enqueue must read "not sync" (and so may preempt), not the old flag.
+ */
+static void test_wake_handoff(void)
+{
+	u8 sync_wakeup = 0;
+
+	sync_wakeup = 1;			/* select_cpu: a sync wake-up */
+	CHECK(vrq_take_once(&sync_wakeup) == 1);	/* its enqueue: no preemption */
+	CHECK(!vrq_may_preempt(VRQ_SCHED_NORMAL, 1));
+	/* the next wake-up, select_cpu skipped: enqueue sees a plain wake-up that may preempt */
+	CHECK(vrq_take_once(&sync_wakeup) == 0);
+	CHECK(vrq_may_preempt(VRQ_SCHED_NORMAL, vrq_take_once(&sync_wakeup)));
+}
+
 static void test_sticky(void)
 {
 	u64 offset = vrq_sticky_offset(MS(6));
@@ -421,6 +437,73 @@ static void test_sticky(void)
 	CHECK(vrq_priodl_prio(vrq_sticky_priodl(near_end, offset)) == VRQ_PRIO_NORMAL);
 	CHECK(vrq_sticky_priodl(near_end, offset) < vrq_priodl(VRQ_PRIO_IDLE, 0));
 	CHECK(vrq_sticky_priodl(a, 0) == a);
+}
+
+/*
+ * --queue cpu --sticky, CPU hogs at nice 0, rr_interval 6 ms: CPU A runs one hog; CPU B runs one and
+ * has @b_waiting queued; A's queue has @a_waiting. When A's hog's slice ends, A compares its renewed
+ * priodl with B's head, sticky to B, queued 12 ms ago (its deadline was set when it left B's CPU, then).
+ * Does A take B's head?
+ */
+static int lone_cpu_takes_sticky_head(u64 b_waiting, u64 a_waiting)
+{
+	const u64 rr = MS(6), now = MS(10000);
+	u64 prev = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now, 0, rr));
+	u64 head = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now - MS(12), 0, rr));
+
+	if (vrq_sticky_holds(b_waiting, 1, a_waiting, 1))
+		head = vrq_sticky_priodl(head, vrq_sticky_offset(rr));
+	return head < prev;
+}
+
+static void test_sticky_claim_lapses(void)
+{
+	/* the nice-19 offset dwarfs any wait of a hog: without a limit A would never take it */
+	CHECK(vrq_sticky_offset(MS(6)) > 20 * MS(8));
+	/* three hogs against one (two waiting, none): taking one evens them out, the claim lapses */
+	CHECK(lone_cpu_takes_sticky_head(2, 0));
+	CHECK(lone_cpu_takes_sticky_head(3, 1));
+	/* the 2:1 split (one waiting, none), or queues already even: moving would only swap, it holds */
+	CHECK(!lone_cpu_takes_sticky_head(1, 0));
+	CHECK(!lone_cpu_takes_sticky_head(2, 1));
+	CHECK(!lone_cpu_takes_sticky_head(1, 1));
+	/* queues of several CPUs compare waiting tasks per CPU: 2 on 4 CPUs against none on 1 is 1/2
+	 * per CPU more, and moving one (-1/4 there, +1 here) would leave 3/4 the other way: holds ... */
+	CHECK(vrq_sticky_holds(2, 4, 0, 1));
+	/* ... 4 on 4 CPUs (1 each) against none: moving one leaves 1/4 the other way, closer: lapses */
+	CHECK(!vrq_sticky_holds(4, 4, 0, 1));
+	CHECK(!vrq_sticky_holds(2, 0, 0, 0));	/* a queue of no CPUs counts as one */
+}
+
+static void test_hist_bucket(void)
+{
+	u32 b;
+	int ok = 1;
+
+	CHECK(vrq_hist_bucket(0) == 0);
+	CHECK(vrq_hist_bucket(999) == 0);		/* below 1 us */
+	CHECK(vrq_hist_bucket(US(1)) == 1);		/* [1, 2) us */
+	CHECK(vrq_hist_bucket(US(2) - 1) == 1);
+	CHECK(vrq_hist_bucket(US(2)) == 2);		/* [2, 4) us */
+	CHECK(vrq_hist_bucket(US(3)) == 2);
+	CHECK(vrq_hist_bucket(MS(6)) == 13);		/* 6000 us in [4096, 8192) */
+	CHECK(vrq_hist_bucket(MS(1000)) == 20);		/* 1e6 us in [2^19, 2^20) */
+	/* every bucket's lower edge lands in it, and one less in the bucket before */
+	for (b = 1; b < VRQ_HIST_BUCKETS - 1; b++) {
+		u64 lower = US(1ULL << (b - 1));
+
+		ok &= vrq_hist_bucket(lower) == b && vrq_hist_bucket(lower - 1) == b - 1;
+	}
+	CHECK(ok);
+	CHECK(vrq_hist_bucket(US(1ULL << 24) - 1) == VRQ_HIST_BUCKETS - 2);	/* just under 16.8 s */
+	CHECK(vrq_hist_bucket(US(1ULL << 24)) == VRQ_HIST_BUCKETS - 1);		/* 16.8 s and more */
+	CHECK(vrq_hist_bucket(~0ULL) == VRQ_HIST_BUCKETS - 1);
+
+	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 0) == VRQ_LAT_NORMAL);
+	CHECK(vrq_lat_class(VRQ_SCHED_BATCH, 0) == VRQ_LAT_BATCH);
+	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 0) == VRQ_LAT_IDLE);
+	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 1) == VRQ_LAT_KTHREAD);
+	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 1) == VRQ_LAT_KTHREAD);
 }
 
 int main(void)
@@ -442,7 +525,10 @@ int main(void)
 	test_cpu_scaled();
 	test_select_order();
 	test_delay_placement();
+	test_wake_handoff();
 	test_sticky();
+	test_sticky_claim_lapses();
+	test_hist_bucket();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -137,6 +137,32 @@ struct vrq_stats {
 	u64 counters[VRQ_NR_STATS];
 };
 
+/*
+ * Latency histograms, one slot of the `lat_hists` per-CPU array each (each CPU counts into its own, no
+ * atomics; the loader sums them): how long tasks waited until they ran -- after a wake-up, or after
+ * being descheduled still runnable (preempted, slice used up) -- and how long each run lasted, per
+ * class of task, in log2 buckets of microseconds (vrq_hist_bucket() in policy.h):
+ * bucket 0 is < 1 us, bucket b (1..VRQ_HIST_BUCKETS-2) is [2^(b-1), 2^b) us, the last one is 2^24 us
+ * (16.8 s) and more.
+ */
+enum vrq_lat_class {
+	VRQ_LAT_NORMAL		= 0,	/* SCHED_NORMAL user tasks */
+	VRQ_LAT_BATCH		= 1,	/* SCHED_BATCH user tasks */
+	VRQ_LAT_IDLE		= 2,	/* SCHED_IDLE user tasks */
+	VRQ_LAT_KTHREAD		= 3,	/* kernel threads, whatever their policy */
+	VRQ_NR_LAT_CLASSES	= 4,
+};
+
+enum vrq_lat_consts {
+	VRQ_HIST_BUCKETS	= 26,
+};
+
+struct vrq_lat_hists {
+	u64 wake[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* woken (runnable) -> running */
+	u64 requeue[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];	/* descheduled still runnable -> running */
+	u64 run[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* running -> stopping */
+};
+
 /* Per-queue state, read by the loader for queue-depth stats. */
 struct vrq_queue {
 	u64 niffies;		/* this queue's own monotonic clock (RQ niffies) */
