@@ -256,7 +256,9 @@ def test_many_threads(s):
             s.figure(f"threads {o.threads} on {nr_cpus()} CPUs for {o.threads_secs}s "
                      f"({'instruction' if clean_clock else 'host'} clock): scx_vrq {out} "
                      f"floor_gave_way {counters.get('floor_gave_way')} round_over {counters.get('round_over')} "
-                     f"kthread_wait_max_us {kt_wait_us} kthread_wake_p99_us {kt.get('wake_p99_us')}")
+                     f"kthread_wait_max_us {kt_wait_us} kthread_wake_p99_us {kt.get('wake_p99_us')} "
+                     f"normal_requeue_max_us {counters.get('lat', {}).get('normal', {}).get('requeue_max_us')} "
+                     f"normal_wake_max_us {counters.get('lat', {}).get('normal', {}).get('wake_max_us')}")
         finally:
             stop_checked(s, "threads", sched)
         if s.opts.form == "long":
