@@ -74,10 +74,11 @@ pub struct Opts {
     #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub target_latency_ms: u64,
 
-    /// Wake-up credit, in % of a slice (0-100; 0 is BFS): a task that wakes with its deadline passed
-    /// gets its new deadline backdated by this much of a slice, so a task that sleeps often may preempt
-    /// the CPU hog that renewed its slice last instead of waiting for a slice to end. Never for a task
-    /// whose slice ran out.
+    /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
+    /// deadline passed and slice left gets its new deadline from now less this share of the offset, so
+    /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,
+    /// instead of waiting for their slices to end. It keeps the rest of its slice, so the credit lasts
+    /// one slice of CPU per deadline offset: CPU shares by nice do not change.
     #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub wake_credit: u32,
 

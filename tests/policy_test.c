@@ -181,25 +181,27 @@ static void test_target_latency(void)
 	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), MS(6), 4, 2, 1, NULL) == MS(6));
 }
 
-/* Wake-up credit: only on a wake-up, only with slice left, as a share of the slice. */
+/* Wake-up credit: only on a wake-up, only with slice left, as a share of the deadline offset. */
 static void test_wakeup_credit(void)
 {
-	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), 100) == MS(6));
-	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), 50) == MS(3));
-	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), 0) == 0);		/* off: BFS */
-	CHECK(vrq_wakeup_credit(MS(3), 0, MS(6), 100) == 0);		/* not a wake-up */
-	CHECK(vrq_wakeup_credit(US(50), 1, MS(6), 100) == 0);		/* its slice ran out: no credit */
-	CHECK(vrq_wakeup_credit(-1000, 1, MS(6), 100) == 0);
-	/* the backdated deadline is never before now: the offset is at least one slice */
-	CHECK(vrq_deadline(MS(1000), VRQ_NICE_MIN, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) >= MS(1000));
-	/* with full credit a woken nice-0 task beats a nice-0 hog that renewed moments ago ... */
-	CHECK(vrq_deadline(MS(1000), 0, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) <
-	      vrq_deadline(MS(1000) - US(100), 0, MS(6)));
-	/* ... but not one that renewed a slice ago, and never a nice-0 task a nice-19 one */
-	CHECK(vrq_deadline(MS(1000), 0, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) >=
-	      vrq_deadline(MS(1000) - MS(6), 0, MS(6)));
-	CHECK(vrq_deadline(MS(1000), 19, MS(6)) - vrq_wakeup_credit(MS(3), 1, MS(6), 100) >
-	      vrq_deadline(MS(1000), 0, MS(6)));
+	u64 off0 = vrq_deadline(0, 0, MS(6)), off19 = vrq_deadline(0, 19, MS(6));
+
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), off0, 100) == off0);
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), off0, 50) == off0 / 2);
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), off0, 0) == 0);		/* off: BFS */
+	CHECK(vrq_wakeup_credit(MS(3), 0, MS(6), off0, 100) == 0);		/* not a wake-up */
+	CHECK(vrq_wakeup_credit(US(50), 1, MS(6), off0, 100) == 0);		/* its slice ran out: no credit */
+	CHECK(vrq_wakeup_credit(-1000, 1, MS(6), off0, 100) == 0);
+	/* the credited deadline is never before now */
+	CHECK(off0 - vrq_wakeup_credit(MS(3), 1, MS(6), off0, 100) == 0);
+	CHECK(off19 - vrq_wakeup_credit(MS(3), 1, MS(6), off19, 75) > 0);
+	/* with 75% a woken nice-0 task is ahead of a nice-0 hog queued since it renewed 2 slices ago ... */
+	CHECK(MS(1000) + off0 - vrq_wakeup_credit(MS(3), 1, MS(6), off0, 75) < MS(1000) - MS(12) + off0);
+	/* ... and with 50% not of one that renewed 4 slices ago */
+	CHECK(MS(1000) + off0 - vrq_wakeup_credit(MS(3), 1, MS(6), off0, 50) > MS(1000) - MS(24) + off0);
+	/* the credited renewal keeps the rest of the slice, at most what the queue allows now */
+	CHECK(vrq_credited_slice(MS(2), MS(6)) == MS(2));
+	CHECK(vrq_credited_slice(MS(5), MS(3)) == MS(3));
 }
 
 static void test_expiry_and_clocks(void)

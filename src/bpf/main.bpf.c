@@ -369,12 +369,16 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, wake_credit_pct);
+		u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
+		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
-		tctx->time_slice = slice;
-		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n * depth_n) - credit;
-		if (credit)
+		if (credit) {
+			tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
 			stat_inc(VRQ_STAT_WAKE_CREDIT);
+		} else {
+			tctx->time_slice = slice;
+		}
+		tctx->deadline = niffies + offset - credit;
 		stat_inc(VRQ_STAT_NEW_DEADLINE);
 		if (group_n > 1)
 			stat_inc(VRQ_STAT_GROUP_SCALED);

@@ -438,19 +438,32 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
 /*
  * Wake-up credit. BFS keeps a woken task's deadline while it has not passed, and gives it a new one from
  * now once it has. A task that sleeps often (an interactive one, a worker waiting for requests) sees
- * its deadline pass during a sleep every few wake-ups; from now, its new deadline is later than that of
- * every task of the same nice that renewed its slice within the last slice -- every CPU hog running --
- * so it may not preempt and waits for a slice to end: up to an rr_interval, the tail of its wake-up
- * latency. With credit it counts as having renewed @credit_pct of a slice earlier: at 100 it preempts
- * the hog that renewed last. Only then: not when its slice ran out (it used its share: no credit), not
- * while its deadline holds (it keeps that one). So the credit comes at most once per deadline offset of
- * wall time, and a task can gain at most one slice of position per offset from it.
+ * its deadline pass during a sleep every few wake-ups; from now, its new deadline is later than those
+ * of the CPU hogs of the same nice, running and queued, which renewed theirs within the last round. It
+ * may preempt a running hog, but the CPU it frees takes the earliest queued hog, not it: it waits for
+ * slices to end, the tail of its wake-up latency. With credit its new deadline is from now less
+ * @credit_pct of its deadline offset: at 100, now itself, ahead of every task that renewed its slice
+ * since (in a queue shorter than the offset: all of them).
+ *
+ * Only when it wakes with slice left: a task that used up its slice gets BFS's renewal. And the credited
+ * renewal keeps what is left of its slice (vrq_credited_slice) instead of a fresh one, so that the
+ * credit lasts one slice of CPU: a task that runs 1 ms and sleeps a moment, again and again, is credited
+ * at each wake-up only until its slice is used up, and then waits a deadline offset of wall time for
+ * its new deadline to pass before the next credit. Per offset it gains at most one slice of position,
+ * which is BFS's own bound for a sleeper keeping its deadline: CPU shares by nice do not change.
  */
-static __always_inline u64 vrq_wakeup_credit(s64 time_slice_left, int woken, u64 slice_ns, u32 credit_pct)
+static __always_inline u64 vrq_wakeup_credit(s64 time_slice_left, int woken, u64 slice_ns, u64 offset_ns,
+					     u32 credit_pct)
 {
 	if (!woken || vrq_slice_expired(time_slice_left, slice_ns))
 		return 0;
-	return slice_ns * credit_pct / 100;
+	return offset_ns * credit_pct / 100;
+}
+
+/* The slice a credited task goes on with: what it had left, at most the slice the queue allows now. */
+static __always_inline s64 vrq_credited_slice(s64 time_slice_left, u64 slice_ns)
+{
+	return time_slice_left > (s64)slice_ns ? (s64)slice_ns : time_slice_left;
 }
 
 /*
