@@ -82,6 +82,12 @@ pub struct Opts {
     #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub wake_credit: u32,
 
+    /// Sync hand-off (true or false): a sync wake-up (the waker is about to sleep: a pipe write, a
+    /// futex hand-off) runs the wakee on the waker's CPU when nothing else waits for that CPU, instead
+    /// of waking an idle one: no IPI, warm caches.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    pub sync_handoff: bool,
+
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]

@@ -204,6 +204,17 @@ static void test_wakeup_credit(void)
 	CHECK(vrq_credited_slice(MS(5), MS(3)) == MS(3));
 }
 
+/* Sync hand-off: only a sync wake-up, onto a waker the task may use, with nothing waiting there. */
+static void test_sync_handoff(void)
+{
+	CHECK(vrq_sync_handoff(1, 1, 1, 0, 0));
+	CHECK(!vrq_sync_handoff(0, 1, 1, 0, 0));	/* off */
+	CHECK(!vrq_sync_handoff(1, 0, 1, 0, 0));	/* not sync */
+	CHECK(!vrq_sync_handoff(1, 1, 0, 0, 0));	/* not allowed on the waker */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 1, 0));	/* a task waits in the waker's local queue */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 3));	/* tasks wait in the waker's run queue */
+}
+
 static void test_expiry_and_clocks(void)
 {
 	CHECK(vrq_slice_expired(0, MS(6)));
@@ -518,6 +529,7 @@ int main(void)
 	test_floor_gives_way();
 	test_target_latency();
 	test_wakeup_credit();
+	test_sync_handoff();
 	test_expiry_and_clocks();
 	test_cpu_distance();
 	test_queue_of();

@@ -26,6 +26,7 @@ const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
 const volatile u32 wake_credit_pct = 0;		/* 0: off (BFS: a passed deadline renews from now) */
+const volatile bool sync_handoff = false;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
@@ -581,6 +582,15 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		return prev_cpu;
 	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
 	tctx->delay_cold = -1;
+
+	/* the waker is about to sleep and nothing else waits for its CPU: run the wakee there */
+	if (vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+			     scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL), scx_bpf_dsq_nr_queued(queue_of_cpu(waker)))) {
+		refresh_deadline(p, tctx, queue_of_cpu(waker), true);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+		stat_inc(VRQ_STAT_SYNC_HANDOFF);
+		return waker;
+	}
 
 	/* delayed migration: only wake-ups and forks, and only onto a warm waker that may run the task */
 	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),

@@ -436,6 +436,20 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
 }
 
 /*
+ * Sync hand-off. A sync wake-up says the waker is about to sleep (a pipe write before the read that
+ * blocks, a futex hand-off): the wakee can run on the waker's CPU the moment it does, with the data it
+ * was handed still in that CPU's caches and no other CPU to wake (on an idle CPU a wake-up costs an IPI
+ * and the exit from idle, every round trip). Only when nothing else waits for that CPU -- neither in its
+ * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
+ * wakee may run.
+ */
+static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed,
+					    u64 waker_local_queued, u64 waker_queue_waiting)
+{
+	return enabled && sync_wakeup && waker_allowed && !waker_local_queued && !waker_queue_waiting;
+}
+
+/*
  * Wake-up credit. BFS keeps a woken task's deadline while it has not passed, and gives it a new one from
  * now once it has. A task that sleeps often (an interactive one, a worker waiting for requests) sees
  * its deadline pass during a sleep every few wake-ups; from now, its new deadline is later than those
