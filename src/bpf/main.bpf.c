@@ -27,6 +27,7 @@ const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
 const volatile u32 wake_credit_pct = 0;		/* 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = false;	/* run a sync wake-up's wakee on the waker's CPU */
+const volatile bool preempt_local = false;	/* preempt the CPU handling the wake-up when it may */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
@@ -687,8 +688,9 @@ static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
  */
 static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
 {
+	struct cpu_ctx *local_ctx;
 	u64 worst_priodl = 0;
-	s32 worst_cpu = -1;
+	s32 worst_cpu = -1, local;
 	u32 cpu;
 
 	bpf_for(cpu, 0, nr_cpus) {
@@ -711,6 +713,15 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
 		return;
 	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
+		return;
+	}
+	local = bpf_get_smp_processor_id();
+	local_ctx = cpu_ctx_of(local);
+	if (local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
+					   local_ctx->running_priodl)) {
+		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_PREEMPT_KICK);
+		stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 		return;
 	}
 	if (worst_cpu >= 0 && vrq_should_preempt(priodl, worst_priodl)) {

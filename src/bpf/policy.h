@@ -184,6 +184,18 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
 }
 
 /*
+ * Which CPU a waking task preempts. BFS: the one running the largest priodl. With @prefer_local, the CPU
+ * this wake-up is handled on, when the waking task may run there and beats what runs there too: a later
+ * task gives way all the same, the CPU reschedules at once instead of after an IPI, and the wakee starts
+ * where its waker (or its timer) just ran.
+ */
+static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed, u64 waking_priodl,
+					     u64 local_running_priodl)
+{
+	return prefer_local && local_allowed && vrq_should_preempt(waking_priodl, local_running_priodl);
+}
+
+/*
  * The slice, by how many tasks a queue holds (@nr_queued waiting, beside the @nr_cpus_serving running).
  *
  * Short queues keep rr_interval exactly (BFS). Three rules shorten it as the queue grows:
