@@ -165,7 +165,7 @@ struct task_ctx {
 				 * (clears) it; running clears it too (a task handed to an idle CPU
 				 * is never enqueued) */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
-	u8 kernel_wakeup;	/* a kernel thread queued by its wake-up: VRQ_PRIO_KERNEL until it runs */
+	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL until it sleeps or uses up its slice */
 	/* latency histograms */
 	u8 wait_requeue;	/* the wait was begun by a deschedule, not a wake-up */
 	u64 wait_since;		/* when it became runnable or was descheduled still runnable; 0: not waiting */
@@ -374,6 +374,9 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 		u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
 		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
+		/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again
+		 * on its next wake-up) */
+		tctx->kernel_wakeup = 0;
 		if (credit) {
 			tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
 			stat_inc(VRQ_STAT_WAKE_CREDIT);
@@ -745,10 +748,16 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_inc(VRQ_STAT_ENQUEUE);
 	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
 	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
-	/* vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks */
-	tctx->kernel_wakeup = (enq_flags & SCX_ENQ_WAKEUP) && (p->flags & PF_KTHREAD);
-	if (tctx->kernel_wakeup)
-		stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	/*
+	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
+	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
+	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
+	 */
+	if (enq_flags & SCX_ENQ_WAKEUP) {
+		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
+		if (tctx->kernel_wakeup)
+			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	}
 	priodl = task_priodl(p, tctx);
 	tctx->enq_at = scx_bpf_now();
 
@@ -1009,7 +1018,6 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	tctx->wait_since = 0;
 	tctx->run_since = tctx->last_charged;
 #endif
-	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
 	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
 	if (tctx->sticky_cpu >= 0) {
 		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);

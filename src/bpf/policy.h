@@ -36,7 +36,7 @@
  * kernel threads just woken (vrq_task_prio).
  */
 enum vrq_prio {
-	VRQ_PRIO_KERNEL	= 100,	/* a kernel thread just woken, for that one run: before user tasks */
+	VRQ_PRIO_KERNEL	= 100,	/* a kernel thread just woken, until it sleeps or uses up its slice */
 	VRQ_PRIO_NORMAL	= 101,	/* SCHED_NORMAL and SCHED_BATCH */
 	VRQ_PRIO_IDLE	= 102,	/* SCHED_IDLE: after every normal task */
 };
@@ -140,11 +140,13 @@ static __always_inline u32 vrq_priodl_prio(u64 priodl)
  * SCHED_IDLE runs after every normal task, except while it holds resources others may wait on (it is
  * exiting): then it runs as normal, as BFS's idleprio does.
  *
- * A kernel thread just woken runs before user tasks, for that one run (not BFS: BFS has no watchdog).
- * The kernel's own work -- softirqs, RCU, writeback, and sched_ext's watchdog work item, which must run
- * within half the watchdog timeout or the scheduler is ejected -- must not wait a whole round of a long
- * queue (10,000 runnable threads). A kernel thread that keeps running competes as a normal task from
- * its next slice on, so the kernel cannot crowd out user tasks through this.
+ * A kernel thread just woken runs before user tasks until it sleeps again or has used up its slice
+ * (not BFS: BFS has no watchdog). The kernel's own work -- softirqs, RCU, writeback, and sched_ext's
+ * watchdog work item, which must run within half the watchdog timeout or the scheduler is ejected --
+ * must not wait a whole round of a long queue (100,000 runnable threads: 5 s). That includes a kernel
+ * thread preempted, or descheduled at a cond_resched(), part-way through its slice: the watchdog item
+ * walks every runnable task and reschedules between CPUs. A kernel thread that keeps running competes
+ * as a normal task from its next slice on, so the kernel cannot crowd out user tasks through this.
  */
 static __always_inline u32 vrq_task_prio(u32 policy, int exiting, int kernel_wakeup)
 {
