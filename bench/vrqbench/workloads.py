@@ -26,6 +26,11 @@ SCHEDULERS = {
                   "vrq": True, "variant": True},
     "vrq-cpu-sticky": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "cpu", "--sticky"],
                        "vrq": True, "variant": True},
+    # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
+    "vrq-bfs-wakeup": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--wake-credit", "0",
+                                            "--preempt-local", "false", "--sync-handoff", "false",
+                                            "--target-latency-ms", "0"],
+                       "vrq": True, "variant": True},
 }
 
 # what `bench run` compares when --schedulers is not given
