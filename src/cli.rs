@@ -71,7 +71,7 @@ pub struct Opts {
     /// longer than this to each get a slice, the slice (and with it the deadline offset) shrinks to
     /// target / runnable-per-CPU, never below target / 8. Under saturation a woken task then waits a
     /// few short slices instead of a few rr_intervals.
-    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    #[arg(long, value_name = "MS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub target_latency_ms: u64,
 
     /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
@@ -79,19 +79,19 @@ pub struct Opts {
     /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,
     /// instead of waiting for their slices to end. It keeps the rest of its slice, so the credit lasts
     /// one slice of CPU per deadline offset: CPU shares by nice do not change.
-    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub wake_credit: u32,
 
     /// Sync hand-off (true or false): a sync wake-up (the waker is about to sleep: a pipe write, a
     /// futex hand-off) runs the wakee on the waker's CPU when nothing else waits for that CPU, instead
     /// of waking an idle one: no IPI, warm caches.
-    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub sync_handoff: bool,
 
     /// Preempt locally (true or false): a waking task that may preempt does so on the CPU handling its
     /// wake-up when it beats the task running there too, instead of on the CPU running the latest
     /// deadline (BFS): the CPU reschedules at once instead of after an IPI.
-    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub preempt_local: bool,
 
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms

@@ -167,6 +167,9 @@ static void test_target_latency(void)
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 1, 2, &why) == MS(3) && why == VRQ_SLICE_TARGET);
 	/* 100 waiting: floored at 6 ms / 8 = 750 us */
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 100, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	/* nothing waits: a lone task keeps rr_interval whatever the target */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(3), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(3), 1, 2, &why) == US(1500) && why == VRQ_SLICE_TARGET);
 	/* a target above what the queue needs changes nothing */
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(100), 4, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
 	/* long queues: the round rule takes over below the target's floor, as before */

@@ -1119,6 +1119,13 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		tctx->wait_since = runnable ? now : 0;
 		tctx->wait_requeue = 1;
 #endif
+		/*
+		 * Going to sleep with its slice used up: the new deadline counts from now, as BFS renews it
+		 * when the slice ends, not from the wake-up to come -- renewed then, a task that sleeps often
+		 * would come back once per slice with the latest deadline of all and wait behind every hog.
+		 */
+		if (!runnable && tctx->queue != VRQ_NO_QUEUE)
+			refresh_deadline(p, tctx, tctx->queue, false);
 		/* BFS sticky: it leaves this CPU involuntarily (preempted or out of slice), not by yielding */
 		if (sticky_tasks && runnable && !tctx->yielded) {
 			tctx->sticky_cpu = scx_bpf_task_cpu(p);

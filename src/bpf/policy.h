@@ -202,8 +202,8 @@ static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed
  *
  * Short queues keep rr_interval exactly (BFS). Three rules shorten it as the queue grows:
  *
- * 1. Target latency (@target_ns, 0 = off): while the runnable tasks per CPU (the waiting ones plus the
- *    running one) would take longer than the target to each get a slice, the slice shrinks to
+ * 1. Target latency (@target_ns, 0 = off): while tasks wait and the runnable tasks per CPU (the waiting
+ *    ones plus the running one) would take longer than the target to each get a slice, the slice shrinks to
  *    target / runnable-per-CPU, never below target / VRQ_TARGET_FLOOR_DIV (the ratio CFS kept between
  *    its sched_latency and its min_granularity). Tasks of one nice run in the order they renewed their
  *    slices, so with shorter slices they take turns at a finer grain: under saturation a task waits a
@@ -253,7 +253,7 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
 	runnable = (nr_queued + nr_cpus_serving - 1) / nr_cpus_serving + 1;
-	if (target_ns && runnable * slice > target_ns) {
+	if (target_ns && nr_queued && runnable * slice > target_ns) {
 		slice = target_ns / runnable;
 		if (slice < target_ns / VRQ_TARGET_FLOOR_DIV)
 			slice = target_ns / VRQ_TARGET_FLOOR_DIV;
