@@ -1113,8 +1113,15 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 	if (!(tctx = task_ctx_of(p)))
 		return;
 #if VRQ_LAT_HIST
-	tctx->wait_since = scx_bpf_now();
-	tctx->wait_requeue = 0;
+	/*
+	 * Only if no wait is under way: runnable also follows a change of a task's nice or affinity
+	 * (dequeued and queued again), which continues the wait of a waiting task, or the requeued wait
+	 * stopping() just began for a running one -- it is no wake-up.
+	 */
+	if (!tctx->wait_since) {
+		tctx->wait_since = scx_bpf_now();
+		tctx->wait_requeue = 0;
+	}
 #endif
 	if (group_mode == VRQ_GROUP_OFF)
 		return;
