@@ -1114,11 +1114,12 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 #if VRQ_LAT_HIST
 	/*
-	 * Only if no wait is under way: runnable also follows a change of a task's nice or affinity
-	 * (dequeued and queued again), which continues the wait of a waiting task, or the requeued wait
-	 * stopping() just began for a running one -- it is no wake-up.
+	 * Only if no wait is under way and the task is not the one running: runnable also follows a
+	 * change of a task's nice or affinity (dequeued and queued again), which continues the wait of a
+	 * waiting task, and for the running task comes between a stopping() and a running() with no wait
+	 * at all -- it is no wake-up.
 	 */
-	if (!tctx->wait_since) {
+	if (!tctx->wait_since && !scx_bpf_task_running(p)) {
 		tctx->wait_since = scx_bpf_now();
 		tctx->wait_requeue = 0;
 	}
