@@ -1114,14 +1114,14 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 #if VRQ_LAT_HIST
 	/*
-	 * Only if no wait is under way and the task is not the one running: runnable also follows a
-	 * change of a task's nice or affinity (dequeued and queued again), which continues the wait of a
-	 * waiting task, and for the running task comes between a stopping() and a running() with no wait
-	 * at all -- it is no wake-up.
+	 * Only if no wait is under way, and as a requeued wait for the running task: runnable also
+	 * follows a change of a task's nice or affinity (dequeued and queued again), which continues the
+	 * wait of a waiting task, and for the running task comes between a stopping() and a running()
+	 * -- no wake-up. (Every run still follows one recorded wait.)
 	 */
-	if (!tctx->wait_since && !scx_bpf_task_running(p)) {
+	if (!tctx->wait_since) {
 		tctx->wait_since = scx_bpf_now();
-		tctx->wait_requeue = 0;
+		tctx->wait_requeue = scx_bpf_task_running(p);
 	}
 #endif
 	if (group_mode == VRQ_GROUP_OFF)
