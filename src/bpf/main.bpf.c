@@ -191,13 +191,13 @@ static __always_inline void stat_inc(u32 idx)
 	stat_add(idx, 1);
 }
 
+#if VRQ_LAT_HIST
 /*
  * Count the time from @since to @now in this CPU's histogram @kind (0 wake, 1 requeue, 2 run) of @p's
  * latency class. Signed: @since may come from another CPU's clock, a little ahead of this one.
  */
 static __always_inline void lat_record(const struct task_struct *p, u32 kind, u64 since, u64 now)
 {
-#if VRQ_LAT_HIST
 	s64 ns = (s64)(now - since);
 	u32 zero = 0, cls = vrq_lat_class(p->policy, !!(p->flags & PF_KTHREAD));
 	u32 b = vrq_hist_bucket(ns > 0 ? ns : 0);
@@ -211,8 +211,8 @@ static __always_inline void lat_record(const struct task_struct *p, u32 kind, u6
 		h->requeue[cls][b]++;
 	else
 		h->run[cls][b]++;
-#endif
 }
+#endif
 
 static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
 {
