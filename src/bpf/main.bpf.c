@@ -195,13 +195,13 @@ static __always_inline void stat_inc(u32 idx)
 	stat_add(idx, 1);
 }
 
+#if VRQ_LAT_HIST
 /*
  * Count the time from @since to @now in this CPU's histogram @kind (0 wake, 1 requeue, 2 run) of @p's
  * latency class. Signed: @since may come from another CPU's clock, a little ahead of this one.
  */
 static __always_inline void lat_record(const struct task_struct *p, u32 kind, u64 since, u64 now)
 {
-#if VRQ_LAT_HIST
 	s64 ns = (s64)(now - since);
 	u32 zero = 0, cls = vrq_lat_class(p->policy, !!(p->flags & PF_KTHREAD));
 	u32 b = vrq_hist_bucket(ns > 0 ? ns : 0);
@@ -215,8 +215,8 @@ static __always_inline void lat_record(const struct task_struct *p, u32 kind, u6
 		h->requeue[cls][b]++;
 	else
 		h->run[cls][b]++;
-#endif
 }
+#endif
 
 static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
 {
@@ -1173,8 +1173,16 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 	if (!(tctx = task_ctx_of(p)))
 		return;
 #if VRQ_LAT_HIST
-	tctx->wait_since = scx_bpf_now();
-	tctx->wait_requeue = 0;
+	/*
+	 * Only if no wait is under way, and as a requeued wait for the running task: runnable also
+	 * follows a change of a task's nice or affinity (dequeued and queued again), which continues the
+	 * wait of a waiting task, and for the running task comes between a stopping() and a running()
+	 * -- no wake-up. (Every run still follows one recorded wait.)
+	 */
+	if (!tctx->wait_since) {
+		tctx->wait_since = scx_bpf_now();
+		tctx->wait_requeue = scx_bpf_task_running(p);
+	}
 #endif
 	if (group_mode == VRQ_GROUP_OFF)
 		return;
