@@ -31,6 +31,10 @@ debian_apt_setup() {
     [ -d "$aptdir" ] || [ ! -d "$cache/apt/lists" ] || [ "$suite" != trixie-backports ] \
         || mv "$cache/apt" "$aptdir"
     mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$cache/debs"
+    # Two runs started at once (tools/test beside a bench run) must not update or unpack one tree
+    # together: the second waits for the first, which holds the lock until its fetcher exits.
+    exec {debian_apt_lock}>"$aptdir/.lock"
+    flock "$debian_apt_lock"
     keyring=/usr/share/keyrings/debian-archive-keyring.gpg
     signed=""
     [ -r "$keyring" ] && signed="[signed-by=$keyring]"
