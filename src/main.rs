@@ -8,6 +8,8 @@ mod bpf_skel;
 pub use bpf_skel::*;
 pub mod bpf_intf;
 
+mod cli;
+mod lat_hist;
 mod stats;
 
 use std::collections::BTreeMap;
@@ -21,7 +23,9 @@ use anyhow::Context;
 use anyhow::Result;
 use anyhow::bail;
 use clap::Parser;
-use clap::ValueEnum;
+use cli::GroupMode;
+use cli::Opts;
+use cli::QueueMode;
 use crossbeam::channel::TryRecvError;
 use libbpf_rs::MapCore;
 use libbpf_rs::MapFlags;
@@ -33,7 +37,6 @@ use scx_utils::Topology;
 use scx_utils::UserExitInfo;
 use scx_utils::build_id;
 use scx_utils::compat;
-use scx_utils::libbpf_clap_opts::LibbpfOpts;
 use scx_utils::scx_ops_attach;
 use scx_utils::scx_ops_load;
 use scx_utils::scx_ops_open;
@@ -45,20 +48,9 @@ use stats::Metrics;
 const SCHEDULER_NAME: &str = "scx_vrq";
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 const MAX_CPUS: usize = bpf_intf::vrq_consts_VRQ_MAX_CPUS as usize;
-/// sched_ext's watchdog for this scheduler (ops.timeout_ms in main.bpf.c): a runnable task that waits
-/// longer than this ejects the scheduler, so every wait bound must stay below it.
-const WATCHDOG_MS: u64 = 10_000;
-
-/// Which tasks share one entity's CPU (seed 003).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum GroupMode {
-    /// Plain BFS: every task is its own entity.
-    Off,
-    /// The threads of one process share one task's CPU.
-    Thread,
-    /// The processes of one session (a terminal's jobs, a service) share one task's CPU.
-    Session,
-}
+/// sched_ext's watchdog for this scheduler (ops.timeout_ms, defined in intf.h): a runnable task that
+/// waits longer than this ejects the scheduler, so every wait bound must stay below it.
+const WATCHDOG_MS: u64 = bpf_intf::vrq_consts_VRQ_WATCHDOG_MS as u64;
 
 impl GroupMode {
     fn bpf_value(self) -> u32 {
@@ -70,17 +62,6 @@ impl GroupMode {
     }
 }
 
-/// Which CPUs share one run queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum QueueMode {
-    /// One queue for all CPUs: BFS's global run queue.
-    Global,
-    /// One queue per last-level cache (VRQ/PDS-like); idle CPUs take from the others.
-    Llc,
-    /// One queue per CPU (MuQSS/PDS-like); idle CPUs take from the others.
-    Cpu,
-}
-
 impl QueueMode {
     fn bpf_value(self) -> u32 {
         match self {
@@ -89,118 +70,6 @@ impl QueueMode {
             QueueMode::Cpu => bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32,
         }
     }
-    fn name(self) -> &'static str {
-        match self {
-            QueueMode::Global => "global",
-            QueueMode::Llc => "llc",
-            QueueMode::Cpu => "cpu",
-        }
-    }
-}
-
-/// scx_vrq: a BFS/VRQ-lineage virtual-deadline CPU scheduler for sched_ext.
-///
-/// Every task gets the same time slice (--rr-interval-ms); its virtual deadline is
-/// now + prio_ratio(nice) * rr_interval, with prio_ratio growing 10% per nice level, and the earliest
-/// deadline runs first. A waking task preempts the CPU running the latest deadline if its own is
-/// earlier. SCHED_IDLE tasks run only when no normal task waits (bounded by --idle-bound-ms);
-/// SCHED_BATCH tasks never preempt. Needs root and a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).
-#[derive(Debug, Parser)]
-#[command(version = None, disable_version_flag = true)]
-struct Opts {
-    /// Which CPUs share one run queue: global (BFS), llc (one per last-level cache) or cpu.
-    #[arg(long, value_enum, default_value_t = QueueMode::Llc)]
-    queue: QueueMode,
-
-    /// Time slice every task gets, in ms (BFS rr_interval, 1-1000). Nice changes only the deadline.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    rr_interval_ms: u64,
-
-    /// Longest round of one queue, in ms (10-5000): while queued tasks per CPU x rr_interval would
-    /// exceed it, the slice shrinks to fit (never below --min-slice-us), so thousands of runnable
-    /// tasks cannot hold one another past the sched_ext watchdog.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=5000))]
-    max_round_ms: u64,
-
-    /// Shortest slice when a queue is long, in µs (50-100000; at most rr_interval).
-    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000))]
-    min_slice_us: u64,
-
-    /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
-    /// (100-5000; stays well below the 10 s sched_ext watchdog).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]
-    idle_bound_ms: u64,
-
-    /// What sched_yield() does (BFS yield_type): 0 nothing; 1 give up the CPU only to a task with an
-    /// earlier deadline; 2 expire the slice (new deadline from now, behind the waiting tasks).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2))]
-    yield_type: u32,
-
-    /// Group accounting (seed 003): off; thread (a process's threads count as one task); session (a
-    /// session's processes count as one task: `make -j64` in one terminal gets about one task's CPU
-    /// beside a CPU hog in another). Each task's deadline offset is multiplied by the number of
-    /// runnable tasks in its group. Note the seed's warning: make itself then runs like a niced task.
-    #[arg(long, value_enum, default_value_t = GroupMode::Off)]
-    group_accounting: GroupMode,
-
-    /// Fork-depth penalty (seed 003): a task's deadline offset is multiplied by how many forks it is
-    /// below init, so deep process trees (a build's compilers) yield to shallow ones.
-    #[arg(long)]
-    fork_depth_penalty: bool,
-
-    /// Frequency-aware CPU selection (seed 001): a CPU running below PCT% of its maximum performance
-    /// (scx_bpf_cpuperf_cur) counts as scaled, and a waking task prefers non-scaled idle CPUs at each
-    /// distance (same CPU, SMT, LLC before scaled ones; then package, node). 0-100; 0 turns it off.
-    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
-    freq_threshold: u32,
-
-    /// Delayed migration (seed 002): a woken or forked task whose idle CPU would be a scaled (cold)
-    /// one is placed on the waker's warm CPU, and an idle CPU is woken for it only if it has not run
-    /// within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
-    /// 0-10000; 0 turns it off; needs --freq-threshold (the RFC used 50).
-    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
-    migration_delay_us: u64,
-
-    /// Sticky tasks (BFS): a task descheduled while still runnable is sticky to its CPU; to CPUs of
-    /// other queues its deadline counts as later by the nice-19 offset, so they take it only when they
-    /// have nothing better. Acts between queues: no effect with --queue global, or llc with one LLC.
-    #[arg(long)]
-    sticky: bool,
-
-    /// Print statistics every SECS seconds while the scheduler runs.
-    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
-    stats: Option<f64>,
-
-    /// Only print the statistics of an already running scx_vrq every SECS seconds (does not load).
-    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
-    monitor: Option<f64>,
-
-    /// Size of the debug dump printed when the scheduler exits with an error (0 = kernel default).
-    #[arg(long, default_value_t = 0)]
-    exit_dump_len: u32,
-
-    /// Verbose output, libbpf's included.
-    #[arg(short = 'v', long)]
-    verbose: bool,
-
-    /// Print the version and exit.
-    #[arg(short = 'V', long)]
-    version: bool,
-
-    /// Describe every statistic and exit.
-    #[arg(long)]
-    help_stats: bool,
-
-    #[command(flatten, next_help_heading = "Libbpf Options")]
-    libbpf: LibbpfOpts,
-}
-
-fn parse_interval(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !(0.1..=3600.0).contains(&v) {
-        return Err(format!("{v} is outside 0.1-3600 seconds"));
-    }
-    Ok(v)
 }
 
 /// One clear line for every way the machine can be unfit, before anything is touched.
@@ -288,6 +157,10 @@ impl<'a> Scheduler<'a> {
         rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
         rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
         rodata.max_round_ns = opts.max_round_ms * 1_000_000;
+        rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
+        rodata.wake_credit_pct = opts.wake_credit;
+        rodata.sync_handoff = opts.sync_handoff;
+        rodata.preempt_local = opts.preempt_local;
         rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
         rodata.yield_type = opts.yield_type;
         rodata.group_mode = opts.group_accounting.bpf_value();
@@ -302,7 +175,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -310,6 +183,10 @@ impl<'a> Scheduler<'a> {
             opts.rr_interval_ms,
             opts.max_round_ms,
             opts.min_slice_us,
+            opts.target_latency_ms,
+            opts.wake_credit,
+            opts.sync_handoff,
+            opts.preempt_local,
             opts.idle_bound_ms,
             opts.yield_type,
             opts.group_accounting,
@@ -347,6 +224,9 @@ impl<'a> Scheduler<'a> {
             }
         }
         let mut m = Metrics::from_counters(&sums);
+        if let Ok(Some(per_cpu)) = self.skel.maps.lat_hists.lookup_percpu(&key, MapFlags::ANY) {
+            m.lat = lat_hist::from_percpu(&per_cpu);
+        }
         let bss = self.skel.maps.bss_data.as_ref().unwrap();
         let nr_queues = bss.nr_queues as usize;
         m.queue_mode = self.opts.queue.name().into();
@@ -475,8 +355,9 @@ fn run(opts: &Opts) -> Result<()> {
 
     if let Some(intv) = opts.monitor.or(opts.stats) {
         let shutdown_copy = shutdown.clone();
+        let stats_full = opts.stats_full;
         let jh = std::thread::spawn(move || {
-            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), shutdown_copy) {
+            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), stats_full, shutdown_copy) {
                 warn!("stats monitor stopped: {e}");
             }
         });
@@ -544,6 +425,7 @@ fn main() {
         return;
     }
     if opts.help_stats {
+        print!("{}", stats::HELP);
         let _ = stats::server_data().describe_meta(&mut std::io::stdout(), None);
         return;
     }
@@ -552,6 +434,10 @@ fn main() {
             "{SCHEDULER_NAME}: --min-slice-us {} is longer than --rr-interval-ms {} (see --help)",
             opts.min_slice_us, opts.rr_interval_ms
         );
+        std::process::exit(2);
+    }
+    if opts.stats_full && opts.stats.is_none() && opts.monitor.is_none() {
+        eprintln!("{SCHEDULER_NAME}: --stats-full needs --stats SECS or --monitor SECS (see --help)");
         std::process::exit(2);
     }
     if opts.migration_delay_us > 0 && opts.freq_threshold == 0 {
@@ -579,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_the_seeds() {
+    fn defaults_are_bfs_and_off() {
         let o = parse(&[]).unwrap();
         assert_eq!(o.rr_interval_ms, 6, "BFS rr_interval default");
         assert_eq!(o.queue, QueueMode::Llc);
@@ -615,6 +501,9 @@ mod tests {
             &["--rr-interval-ms", "1000"],
             &["--queue", "cpu"],
             &["--freq-threshold", "100", "--migration-delay-us", "10000", "--sticky"],
+            &["--stats", "1", "--stats-full"],
+            &["--monitor", "1", "--stats-full"],
+            &["--stats", "1", "--monitor", "2"],
         ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }

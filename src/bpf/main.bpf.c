@@ -5,8 +5,8 @@
  * Tasks wait in vtime-ordered dispatch queues keyed by priodl (priority over virtual deadline); the
  * earliest deadline runs first. --queue chooses which CPUs share one queue: all of them (BFS's global
  * run queue), those of one LLC, or each CPU alone (VRQ/PDS). A CPU looking for work reads the heads of
- * the other queues without their locks and locks only the one it takes from (seed 004's
- * read-then-upgrade). Each queue keeps its own clock (RQ niffies, seed 001).
+ * the other queues without their locks and locks only the one it takes from (the read-then-upgrade
+ * of BFS's upgradeable-lock experiment). Each queue keeps its own clock (VRQ's RQ niffies).
  *
  * The rules themselves (deadline, priodl, slice, distances) live in policy.h; this file wires them to
  * the sched_ext callbacks and counts every path in the `stats` map.
@@ -24,6 +24,10 @@ const volatile u32 queue_mode = VRQ_QUEUE_LLC;
 const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
+const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
+const volatile u32 wake_credit_pct = 0;		/* 0: off (BFS: a passed deadline renews from now) */
+const volatile bool sync_handoff = false;	/* run a sync wake-up's wakee on the waker's CPU */
+const volatile bool preempt_local = false;	/* preempt the CPU handling the wake-up when it may */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
@@ -48,6 +52,21 @@ struct {
 	__type(key, u32);
 	__type(value, struct vrq_stats);
 } stats SEC(".maps");
+
+/*
+ * Wait and run-length histograms (struct vrq_lat_hists, intf.h), always on. VRQ_LAT_HIST=0 at build
+ * time compiles the recording out (the map stays, all zero): only to measure what it costs.
+ */
+#ifndef VRQ_LAT_HIST
+#define VRQ_LAT_HIST 1
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct vrq_lat_hists);
+} lat_hists SEC(".maps");
 
 /* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
 struct cpu_ctx {
@@ -142,9 +161,15 @@ struct task_ctx {
 				 * enqueue counts the task as delay-placed and clears it (-1: not placed) */
 	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
 	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
-	u8 sync_wakeup;		/* set by select_cpu for enqueue */
+	u8 sync_wakeup;		/* set by select_cpu for the enqueue of the same wake-up, which takes
+				 * (clears) it; running clears it too (a task handed to an idle CPU
+				 * is never enqueued) */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
-	u8 kernel_wakeup;	/* a kernel thread queued by its wake-up: VRQ_PRIO_KERNEL until it runs */
+	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL until it sleeps or uses up its slice */
+	/* latency histograms */
+	u8 wait_requeue;	/* the wait was begun by a deschedule, not a wake-up */
+	u64 wait_since;		/* when it became runnable or was descheduled still runnable; 0: not waiting */
+	u64 run_since;		/* when it started running */
 };
 
 struct {
@@ -168,6 +193,29 @@ static __always_inline void stat_add(u32 idx, u64 n)
 static __always_inline void stat_inc(u32 idx)
 {
 	stat_add(idx, 1);
+}
+
+/*
+ * Count the time from @since to @now in this CPU's histogram @kind (0 wake, 1 requeue, 2 run) of @p's
+ * latency class. Signed: @since may come from another CPU's clock, a little ahead of this one.
+ */
+static __always_inline void lat_record(const struct task_struct *p, u32 kind, u64 since, u64 now)
+{
+#if VRQ_LAT_HIST
+	s64 ns = (s64)(now - since);
+	u32 zero = 0, cls = vrq_lat_class(p->policy, !!(p->flags & PF_KTHREAD));
+	u32 b = vrq_hist_bucket(ns > 0 ? ns : 0);
+	struct vrq_lat_hists *h = bpf_map_lookup_elem(&lat_hists, &zero);
+
+	if (!h || cls >= VRQ_NR_LAT_CLASSES || b >= VRQ_HIST_BUCKETS)
+		return;
+	if (kind == 0)
+		h->wake[cls][b]++;
+	else if (kind == 1)
+		h->requeue[cls][b]++;
+	else
+		h->run[cls][b]++;
+#endif
 }
 
 static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
@@ -247,11 +295,26 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
 	return vrq_priodl(task_prio(p, tctx), tctx->deadline);
 }
 
-/* The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice). */
-static __always_inline u64 task_slice(const struct task_struct *p, u32 q)
+/*
+ * The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice); @why (may be NULL)
+ * gets the rule that gave it.
+ */
+static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *why)
 {
-	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
-			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD));
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, target_latency_ns, scx_bpf_dsq_nr_queued(q),
+			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
+}
+
+/*
+ * The slice a task's deadline offset is computed from: its slice, except where the target latency gave
+ * it -- that rule shortens turns, not the offset (policy.h: vrq_effective_slice, rule 1).
+ */
+static __always_inline u64 deadline_slice(const struct task_struct *p, u32 q, u64 slice, u32 rule)
+{
+	if (rule != VRQ_SLICE_TARGET)
+		return slice;
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, 0, scx_bpf_dsq_nr_queued(q),
+			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), NULL);
 }
 
 /* The group a task belongs to under --group-accounting (0 when off). */
@@ -295,6 +358,7 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
 	u64 niffies = queue_niffies(q);
+	u32 slice_rule;
 	u64 slice;
 
 	if (tctx->queue != q) {
@@ -307,15 +371,32 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 		tctx->queue = q;
 	}
 
-	slice = task_slice(p, q);
-	if (vrq_renew_deadline(tctx->time_slice, tctx->deadline, niffies, woken)) {
+	slice = task_slice(p, q, &slice_rule);
+	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		if (slice_rule == VRQ_SLICE_TARGET)
+			stat_inc(VRQ_STAT_TARGET_SHRUNK);
+		if (slice_rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
+			stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
+		if (slice_rule == VRQ_SLICE_ROUND_OVER)
+			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
+		u64 offset = vrq_group_deadline(0, task_nice(p), deadline_slice(p, q, slice, slice_rule),
+						group_n * depth_n);
+		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
-		tctx->time_slice = slice;
-		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n * depth_n);
+		/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again
+		 * on its next wake-up) */
+		tctx->kernel_wakeup = 0;
+		if (credit) {
+			tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
+			stat_inc(VRQ_STAT_WAKE_CREDIT);
+		} else {
+			tctx->time_slice = slice;
+		}
+		tctx->deadline = niffies + offset - credit;
 		stat_inc(VRQ_STAT_NEW_DEADLINE);
 		if (group_n > 1)
 			stat_inc(VRQ_STAT_GROUP_SCALED);
@@ -425,10 +506,10 @@ struct pick {
 };
 
 /*
- * Find and claim an idle CPU for @p, in seed 001's order (vrq_select_step in policy.h): nearest to
- * @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on. With
- * @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one of
- * them idle stops the search without claiming it: the caller places the task on the waker.
+ * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
+ * nearest to @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on.
+ * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
+ * of them idle stops the search without claiming it: the caller places the task on the waker.
  */
 static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
 {
@@ -519,7 +600,16 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
 	tctx->delay_cold = -1;
 
-	/* seed 002: only wake-ups and forks, and only onto a warm waker that may run the task */
+	/* the waker is about to sleep and nothing else waits for its CPU: run the wakee there */
+	if (vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+			     scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL), scx_bpf_dsq_nr_queued(queue_of_cpu(waker)))) {
+		refresh_deadline(p, tctx, queue_of_cpu(waker), true);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+		stat_inc(VRQ_STAT_SYNC_HANDOFF);
+		return waker;
+	}
+
+	/* delayed migration: only wake-ups and forks, and only onto a warm waker that may run the task */
 	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),
 					bpf_cpumask_test_cpu(waker, p->cpus_ptr), 0) &&
 		    (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
@@ -569,8 +659,8 @@ static void delay_expired(s32 cpu)
 	waiting = __sync_lock_test_and_set(&cctx->delay_pending, 0);
 	if (waiting <= 0)
 		return;
-	/* seed 002: migrate to the idle core it was meant for (the task may run there, and only there
-	 * perhaps: its affinity was checked when that CPU was chosen) ... */
+	/* as the delayed-migration RFC does: migrate to the idle core it was meant for (the task may
+	 * run there, and only there perhaps: its affinity was checked when that CPU was chosen) ... */
 	idle = cctx->delay_cold;
 	if (idle >= 0 && idle < nr_cpus && scx_bpf_test_and_clear_cpu_idle(idle)) {
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
@@ -612,10 +702,11 @@ static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
  * will find the task by scanning the queues); else, on a wake-up, BFS try_preempt: preempt the allowed
  * CPU running the largest priodl if the waking task's is smaller.
  */
-static void find_cpu_for(struct task_struct *p, struct task_ctx *tctx, u64 priodl, bool wakeup)
+static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
 {
+	struct cpu_ctx *local_ctx;
 	u64 worst_priodl = 0;
-	s32 worst_cpu = -1;
+	s32 worst_cpu = -1, local;
 	u32 cpu;
 
 	bpf_for(cpu, 0, nr_cpus) {
@@ -636,8 +727,17 @@ static void find_cpu_for(struct task_struct *p, struct task_ctx *tctx, u64 priod
 	}
 	if (!wakeup)
 		return;
-	if (!vrq_may_preempt(p->policy, tctx->sync_wakeup)) {
+	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
+		return;
+	}
+	local = bpf_get_smp_processor_id();
+	local_ctx = cpu_ctx_of(local);
+	if (local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
+					   local_ctx->running_priodl)) {
+		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_PREEMPT_KICK);
+		stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 		return;
 	}
 	if (worst_cpu >= 0 && vrq_should_preempt(priodl, worst_priodl)) {
@@ -651,6 +751,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 q = queue_of_cpu(cpu);
+	bool sync_wakeup;
 	u64 priodl;
 
 	if (!tctx) {
@@ -658,11 +759,18 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
+	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
 	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
-	/* vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks */
-	tctx->kernel_wakeup = (enq_flags & SCX_ENQ_WAKEUP) && (p->flags & PF_KTHREAD);
-	if (tctx->kernel_wakeup)
-		stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	/*
+	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
+	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
+	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
+	 */
+	if (enq_flags & SCX_ENQ_WAKEUP) {
+		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
+		if (tctx->kernel_wakeup)
+			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	}
 	priodl = task_priodl(p, tctx);
 	tctx->enq_at = scx_bpf_now();
 
@@ -698,12 +806,12 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	/*
 	 * A task re-queued while it keeps running (its nice or affinity changed mid-slice) needs no other
-	 * CPU: kicking an idle one would only make it reschedule idle->idle (seed 000's resched_best_idle
+	 * CPU: kicking an idle one would only make it reschedule idle->idle (VRQ's resched_best_idle
 	 * fix). A task switched out with its slice gone does, if an idle CPU may run it.
 	 */
 	if (scx_bpf_task_running(p) && p->scx.slice > 0)
 		return;
-	find_cpu_for(p, tctx, priodl, enq_flags & SCX_ENQ_WAKEUP);
+	find_cpu_for(p, priodl, enq_flags & SCX_ENQ_WAKEUP, sync_wakeup);
 }
 
 /*
@@ -781,11 +889,16 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		if (q != own && !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
 			continue;
 		key = head->scx.dsq_vtime;
-		/* BFS sticky: a task another CPU had to leave counts as later anywhere but there */
+		/*
+		 * BFS sticky: a task another CPU had to leave counts as later anywhere but there, unless
+		 * taking it evens out the two queues
+		 */
 		if (sticky_tasks && q != own) {
 			struct task_ctx *hctx = task_ctx_of(head);
 
-			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q) {
+			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
+			    vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
+					     scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)])) {
 				if (key < sticky_raw)
 					sticky_raw = key;
 				key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
@@ -851,7 +964,7 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 
-	/* Nothing to run here: say why (seed 000's sched_goidle breakdown). */
+	/* Nothing to run here: say why (VRQ's sched_goidle breakdown). */
 	if (!prev)
 		stat_inc(VRQ_STAT_GOIDLE_IDLE);
 	else if (!prev_runnable)
@@ -886,7 +999,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	u64 slice;
 
 	cctx->run_seq++;
-	slice = task_slice(p, q);
+	slice = task_slice(p, q, NULL);
 	if (slice >= rr_interval_ns)
 		return;
 	if (p->scx.slice > slice) {
@@ -912,7 +1025,13 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
-	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
+#if VRQ_LAT_HIST
+	if (tctx->wait_since)
+		lat_record(p, tctx->wait_requeue, tctx->wait_since, tctx->last_charged);
+	tctx->wait_since = 0;
+	tctx->run_since = tctx->last_charged;
+#endif
+	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
 	if (tctx->sticky_cpu >= 0) {
 		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
 		tctx->sticky_cpu = -1;
@@ -989,7 +1108,17 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 	struct cpu_ctx *cctx = cpu_ctx_of(scx_bpf_task_cpu(p));
 
 	if (tctx) {
-		charge_slice(tctx, scx_bpf_now());
+		u64 now = scx_bpf_now();
+
+		charge_slice(tctx, now);
+#if VRQ_LAT_HIST
+		if (tctx->run_since)
+			lat_record(p, 2, tctx->run_since, now);
+		tctx->run_since = 0;
+		/* still runnable: it waits from now until it runs again */
+		tctx->wait_since = runnable ? now : 0;
+		tctx->wait_requeue = 1;
+#endif
 		/* BFS sticky: it leaves this CPU involuntarily (preempted or out of slice), not by yielding */
 		if (sticky_tasks && runnable && !tctx->yielded) {
 			tctx->sticky_cpu = scx_bpf_task_cpu(p);
@@ -1024,14 +1153,23 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 	return false;
 }
 
-/* Group accounting: count the group's runnable tasks while this one is runnable. */
+/*
+ * A task becomes runnable (woken, or new): its wake-up wait starts (latency histograms); with group
+ * accounting, count the group's runnable tasks while this one is runnable.
+ */
 void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx;
 	s64 one = 1, *n;
 	u32 group;
 
-	if (group_mode == VRQ_GROUP_OFF || !(tctx = task_ctx_of(p)))
+	if (!(tctx = task_ctx_of(p)))
+		return;
+#if VRQ_LAT_HIST
+	tctx->wait_since = scx_bpf_now();
+	tctx->wait_requeue = 0;
+#endif
+	if (group_mode == VRQ_GROUP_OFF)
 		return;
 	group = group_of(p);
 	tctx->group = group;
@@ -1228,5 +1366,5 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .init_task	= (void *)vrq_init_task,
 	       .init		= (void *)vrq_init,
 	       .exit		= (void *)vrq_exit,
-	       .timeout_ms	= 10000,
+	       .timeout_ms	= VRQ_WATCHDOG_MS,
 	       .name		= "vrq");

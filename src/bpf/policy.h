@@ -7,17 +7,19 @@
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
- *   - slice under long queues ......... vrq_effective_slice(), vrq_task_slice()
- *   - CPU-selection / locality order .. vrq_select_step() (seed 001's full order, frequency-aware),
+ *   - select_cpu -> enqueue hand-off .. vrq_take_once()
+ *   - slice under long queues ......... vrq_effective_slice() (the floor that gives way), vrq_task_slice()
+ *   - CPU-selection / locality order .. vrq_select_step() (VRQ's best_mask_cpu, frequency-aware),
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
- *   - delayed migration (seed 002) .... vrq_delay_placement(), vrq_delay_expired()
- *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl()
+ *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired()
+ *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl(), vrq_sticky_holds()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
- *   - group accounting (seed 003) ..... vrq_group_deadline()
- *   - fork-depth penalty (seed 003) ... vrq_fork_depth_scale()
+ *   - group accounting (BFS) .......... vrq_group_deadline()
+ *   - fork-depth penalty (BFS) ........ vrq_fork_depth_scale()
+ *   - latency histograms .............. vrq_hist_bucket(), vrq_lat_class()
  */
 #ifndef __VRQ_POLICY_H
 #define __VRQ_POLICY_H
@@ -34,7 +36,7 @@
  * kernel threads just woken (vrq_task_prio).
  */
 enum vrq_prio {
-	VRQ_PRIO_KERNEL	= 100,	/* a kernel thread just woken, for that one run: before user tasks */
+	VRQ_PRIO_KERNEL	= 100,	/* a kernel thread just woken, until it sleeps or uses up its slice */
 	VRQ_PRIO_NORMAL	= 101,	/* SCHED_NORMAL and SCHED_BATCH */
 	VRQ_PRIO_IDLE	= 102,	/* SCHED_IDLE: after every normal task */
 };
@@ -86,10 +88,11 @@ static __always_inline u64 vrq_deadline(u64 niffies, s32 nice, u64 slice_ns)
 }
 
 /*
- * Group accounting (seed 003): the tasks of one group share one entity's CPU. BFS's way: each task's
- * deadline offset is multiplied by the number of runnable tasks in its group, so a group of N runnable
- * tasks gets about what one task would. Nice still applies within and across groups. The multiplier is
- * capped so that a huge group cannot overflow the deadline (it is already last in line by then).
+ * Group accounting (BFS's group-accounting experiment): the tasks of one group share one entity's
+ * CPU: each task's deadline offset is multiplied by the number of runnable tasks in its group, so a
+ * group of N runnable tasks gets about what one task would. Nice still applies within and across
+ * groups. The multiplier is capped so that a huge group cannot overflow the deadline (it is already
+ * last in line by then).
  */
 #define VRQ_GROUP_MAX_SCALE 4096
 
@@ -103,10 +106,11 @@ static __always_inline u64 vrq_group_deadline(u64 niffies, s32 nice, u64 slice_n
 }
 
 /*
- * Fork-depth penalty (seed 003, "hierarchical tree-based penalty"): the deeper a task was forked from
- * init, the later its deadline -- the offset is multiplied by its depth (init's children are depth 1).
- * A build's compilers (make -> sh -> cc, several levels below the shell) then yield to the shell's
- * direct children. Capped like the group scale; combined with it by multiplication.
+ * Fork-depth penalty (BFS's group-accounting experiment, "hierarchical tree-based penalty"): the deeper
+ * a task was forked from init, the later its deadline -- the offset is multiplied by its depth (init's
+ * children are depth 1). A build's compilers (make -> sh -> cc, several levels below the shell) then
+ * yield to the shell's direct children. Capped like the group scale; combined with it by
+ * multiplication.
  */
 #define VRQ_FORK_DEPTH_MAX 64
 
@@ -136,11 +140,13 @@ static __always_inline u32 vrq_priodl_prio(u64 priodl)
  * SCHED_IDLE runs after every normal task, except while it holds resources others may wait on (it is
  * exiting): then it runs as normal, as BFS's idleprio does.
  *
- * A kernel thread just woken runs before user tasks, for that one run (not BFS: BFS has no watchdog).
- * The kernel's own work -- softirqs, RCU, writeback, and sched_ext's watchdog work item, which must run
- * within half the watchdog timeout or the scheduler is ejected -- must not wait a whole round of a long
- * queue (10,000 runnable threads). A kernel thread that keeps running competes as a normal task from
- * its next slice on, so the kernel cannot crowd out user tasks through this.
+ * A kernel thread just woken runs before user tasks until it sleeps again or has used up its slice
+ * (not BFS: BFS has no watchdog). The kernel's own work -- softirqs, RCU, writeback, and sched_ext's
+ * watchdog work item, which must run within half the watchdog timeout or the scheduler is ejected --
+ * must not wait a whole round of a long queue (100,000 runnable threads: 5 s). That includes a kernel
+ * thread preempted, or descheduled at a cond_resched(), part-way through its slice: the watchdog item
+ * walks every runnable task and reschedules between CPUs. A kernel thread that keeps running competes
+ * as a normal task from its next slice on, so the kernel cannot crowd out user tasks through this.
  */
 static __always_inline u32 vrq_task_prio(u32 policy, int exiting, int kernel_wakeup)
 {
@@ -149,6 +155,19 @@ static __always_inline u32 vrq_task_prio(u32 policy, int exiting, int kernel_wak
 	if (policy == VRQ_SCHED_IDLE && !exiting)
 		return VRQ_PRIO_IDLE;
 	return VRQ_PRIO_NORMAL;
+}
+
+/*
+ * A one-shot fact select_cpu() hands to the enqueue() of the same wake-up (a sync wake-up). Reading it
+ * clears it: select_cpu() is skipped for a task allowed on one CPU only, and for such a wake-up
+ * enqueue() must read "not sync", not what an earlier wake-up left behind.
+ */
+static __always_inline int vrq_take_once(u8 *flag)
+{
+	int v = *flag;
+
+	*flag = 0;
+	return v;
 }
 
 /* BFS: SCHED_BATCH never preempts on wake-up; neither does a sync wake-up (the waker is about to sleep). */
@@ -167,26 +186,100 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
 }
 
 /*
- * Slice under long queues. A fixed rr_interval makes one round of the queue last
- * nr_queued_per_cpu * rr_interval: 10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext
- * watchdog. While a round would exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu,
- * never below @min_slice_ns. Short queues (the normal case) keep rr_interval exactly.
+ * Which CPU a waking task preempts. BFS: the one running the largest priodl. With @prefer_local, the CPU
+ * this wake-up is handled on, when the waking task may run there and beats what runs there too: a later
+ * task gives way all the same, the CPU reschedules at once instead of after an IPI, and the wakee starts
+ * where its waker (or its timer) just ran.
  */
-static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns,
-						u64 nr_queued, u64 nr_cpus_serving)
+static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed, u64 waking_priodl,
+					     u64 local_running_priodl)
 {
-	u64 per_cpu, slice;
+	return prefer_local && local_allowed && vrq_should_preempt(waking_priodl, local_running_priodl);
+}
+
+/*
+ * The slice, by how many tasks a queue holds (@nr_queued waiting, beside the @nr_cpus_serving running).
+ *
+ * Short queues keep rr_interval exactly (BFS). Three rules shorten it as the queue grows:
+ *
+ * 1. Target latency (@target_ns, 0 = off): while the runnable tasks per CPU (the waiting ones plus the
+ *    running one) would take longer than the target to each get a slice, the slice shrinks to
+ *    target / runnable-per-CPU, never below target / VRQ_TARGET_FLOOR_DIV (the ratio CFS kept between
+ *    its sched_latency and its min_granularity). Tasks of one nice run in the order they renewed their
+ *    slices, so with shorter slices they take turns at a finer grain: under saturation a task waits a
+ *    few short slices, not a few rr_intervals. The deadline offset stays that of the slice without
+ *    this rule (main.bpf.c: deadline_slice): the queue's length changes from one renewal to the next
+ *    under such a load, and an offset that shrank with it would let a task that renewed at a quiet
+ *    moment (a 6 ms slice: a 39 ms offset) wait behind tasks renewing at 13 ms offsets for 26 ms.
+ * 2. Long queues: a fixed rr_interval makes one round of the queue last nr_queued_per_cpu * slice:
+ *    10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext watchdog. While a round would
+ *    exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu, never below
+ *    @min_slice_ns (a floor for throughput: shorter turns are mostly switching).
+ * 3. The floor gives way when it would hold the round past VRQ_SAFE_ROUND_NS (half the watchdog:
+ *    100,000 runnable tasks on 2 CPUs at 250 us are a 12.5 s round): the slice becomes
+ *    safe_round / per_cpu, down to VRQ_SLICE_TIMER_MIN_NS, the shortest slice the slice timer still
+ *    ends as asked. Past that no slice can hold the round: it stays at that minimum and the round grows
+ *    with the queue (VRQ_SLICE_ROUND_OVER; the watchdog's other half is the margin left).
+ *
+ * @why, if not NULL, gets which of these rules gave the slice (enum vrq_slice_rule).
+ */
+enum vrq_slice_rule {
+	VRQ_SLICE_FULL		= 0,	/* rr_interval */
+	VRQ_SLICE_TARGET	= 1,	/* shrunk to the target latency (rule 1) */
+	VRQ_SLICE_FIT_ROUND	= 2,	/* shrunk to fit --max-round-ms, or held at --min-slice-us (rule 2) */
+	VRQ_SLICE_FLOOR_GAVE_WAY = 3,	/* below --min-slice-us, to keep the round within the safe round */
+	VRQ_SLICE_ROUND_OVER	= 4,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
+};
+
+/* Rule 1's floor: target / 8, as CFS's min_granularity was its sched_latency / 8. */
+#define VRQ_TARGET_FLOOR_DIV 8
+/* Half the watchdog: a queue's round may take this long at most while any slice can hold it. */
+#define VRQ_SAFE_ROUND_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 2)
+/*
+ * The shortest slice the floor gives way to. The slice timer is a pinned hrtimer: it fires within a few
+ * microseconds natively, but every turn also costs a context switch and a dispatch (~2-5 us natively,
+ * 10-20x that emulated), so below ~50 us a turn is mostly overhead and a shorter slice no longer shortens
+ * the round in proportion. Also --min-slice-us's own lower bound.
+ */
+#define VRQ_SLICE_TIMER_MIN_NS (50ULL * VRQ_NSEC_PER_USEC)
+
+static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
+						u64 nr_queued, u64 nr_cpus_serving, u32 *why)
+{
+	u32 rule = VRQ_SLICE_FULL;
+	u64 per_cpu, runnable, slice = rr_ns;
 
 	if (!nr_cpus_serving)
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
-	if (!per_cpu || per_cpu * rr_ns <= max_round_ns)
-		return rr_ns;
-	slice = max_round_ns / per_cpu;
-	if (slice < min_slice_ns)
-		slice = min_slice_ns;
-	if (slice > rr_ns)
+	runnable = (nr_queued + nr_cpus_serving - 1) / nr_cpus_serving + 1;
+	if (target_ns && runnable * slice > target_ns) {
+		slice = target_ns / runnable;
+		if (slice < target_ns / VRQ_TARGET_FLOOR_DIV)
+			slice = target_ns / VRQ_TARGET_FLOOR_DIV;
+		rule = VRQ_SLICE_TARGET;
+	}
+	if (per_cpu && per_cpu * slice > max_round_ns) {
+		slice = max_round_ns / per_cpu;
+		rule = VRQ_SLICE_FIT_ROUND;
+		if (slice < min_slice_ns) {
+			slice = min_slice_ns;
+			if (per_cpu * slice > VRQ_SAFE_ROUND_NS) {
+				slice = VRQ_SAFE_ROUND_NS / per_cpu;
+				rule = VRQ_SLICE_FLOOR_GAVE_WAY;
+				if (slice < VRQ_SLICE_TIMER_MIN_NS) {
+					slice = VRQ_SLICE_TIMER_MIN_NS;
+					rule = VRQ_SLICE_ROUND_OVER;
+				}
+			}
+		}
+	}
+	if (slice >= rr_ns) {
 		slice = rr_ns;
+		rule = VRQ_SLICE_FULL;
+	}
+	if (why)
+		*why = rule;
 	return slice;
 }
 
@@ -195,23 +288,31 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
  * keep rr_interval, so that a kernel work item (the sched_ext watchdog's walks every runnable task)
  * finishes in one turn rather than one shrunk slice per round.
  */
-static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 nr_queued,
-					  u64 nr_cpus_serving, int kthread)
+static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
+					  u64 nr_queued, u64 nr_cpus_serving, int kthread, u32 *why)
 {
-	if (kthread)
+	if (kthread) {
+		if (why)
+			*why = VRQ_SLICE_FULL;
 		return rr_ns;
-	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving);
+	}
+	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, target_ns, nr_queued, nr_cpus_serving, why);
 }
 
 /*
  * A task's slice is used up when less than this is left (BFS's RESCHED_US): running it for a sliver
- * would cost more in switches than it gives.
+ * would cost more in switches than it gives. Against a short slice (long queues shrink it to 100 us and
+ * below) the threshold is an eighth of the slice instead: a task preempted moments into a 100 us turn
+ * (by a kernel thread's wake-up) has not used it up, and renewing its deadline would send it to the back
+ * of a 100,000-task queue for a second round without having run.
  */
 #define VRQ_RESCHED_NS (100 * VRQ_NSEC_PER_USEC)
 
-static __always_inline int vrq_slice_expired(s64 time_slice_left)
+static __always_inline int vrq_slice_expired(s64 time_slice_left, u64 slice_ns)
 {
-	return time_slice_left < (s64)VRQ_RESCHED_NS;
+	u64 threshold = slice_ns / 8 < VRQ_RESCHED_NS ? slice_ns / 8 : VRQ_RESCHED_NS;
+
+	return time_slice_left < (s64)threshold;
 }
 
 /* Is the deadline in the past of this queue's clock? (signed difference: wrap-safe) */
@@ -227,13 +328,14 @@ static __always_inline int vrq_deadline_expired(u64 deadline, u64 niffies)
  * keeps its place, or a task preempted moments into its turn -- after waiting a whole round, so its
  * deadline has long passed -- would go to the back and wait another round.
  */
-static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 deadline, u64 niffies, int woken)
+static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 slice_ns, u64 deadline, u64 niffies,
+					      int woken)
 {
-	return vrq_slice_expired(time_slice_left) || (woken && vrq_deadline_expired(deadline, niffies));
+	return vrq_slice_expired(time_slice_left, slice_ns) || (woken && vrq_deadline_expired(deadline, niffies));
 }
 
 /*
- * RQ niffies (seed 001): each queue has its own monotonic clock. A task moving between queues keeps
+ * RQ niffies (VRQ): each queue has its own monotonic clock. A task moving between queues keeps
  * its deadline relative to the source clock: dst_deadline = deadline - src_niffies + dst_niffies.
  */
 static __always_inline u64 vrq_rebase_deadline(u64 deadline, u64 src_niffies, u64 dst_niffies)
@@ -247,7 +349,7 @@ static __always_inline u64 vrq_niffies_advance(u64 niffies, u64 now)
 	return (s64)(now - niffies) > 0 ? now : niffies;
 }
 
-/* Distance between two CPUs, in the CPU-selection order of seed 001 (enum vrq_distance). */
+/* Distance between two CPUs, in VRQ's CPU-selection order (enum vrq_distance). */
 static __always_inline u32 vrq_cpu_distance(u32 a, const struct vrq_cpu_topo *ta,
 					    u32 b, const struct vrq_cpu_topo *tb)
 {
@@ -265,7 +367,7 @@ static __always_inline u32 vrq_cpu_distance(u32 a, const struct vrq_cpu_topo *ta
 }
 
 /*
- * Frequency scaling (seed 001's "scaled" CPUs). @perf is the CPU's current performance relative to its
+ * Frequency scaling (VRQ's "scaled" CPUs). @perf is the CPU's current performance relative to its
  * maximum (VRQ_PERF_ONE = full speed), as scx_bpf_cpuperf_cur() reports it; --freq-threshold is a
  * percentage of that maximum below which the CPU counts as scaled (cold). 0 turns the notion off:
  * every CPU is then non-scaled.
@@ -283,7 +385,7 @@ enum vrq_perf_class {
 };
 
 /*
- * The CPU-selection order of seed 001 (best_mask_cpu), one step at a time: step @i searches the idle
+ * VRQ's CPU-selection order (best_mask_cpu), one step at a time: step @i searches the idle
  * CPUs within distance *@level of the task's previous CPU whose frequency state is *@perf. Returns 0
  * past the last step. With frequency awareness on:
  *    1 non-scaled same CPU   2 non-scaled SMT sibling   3 non-scaled LLC
@@ -331,11 +433,12 @@ static __always_inline int vrq_select_step(u32 i, int freq_aware, u32 *level, u3
 }
 
 /*
- * Delayed migration (seed 002, against frequency inversion): when the idle CPU the order above would
- * take is a scaled (cold) one, a woken or forked task is placed on the waker's CPU instead -- if that
- * CPU is warm, may run the task and is not the cold one -- and an idle CPU is woken for it only if it
- * has not started running within --migration-delay-us. The common case it wins: the waker is about to
- * sleep (fork then wait, a pipe round trip), and the task runs at once on the warm core.
+ * Delayed migration (the delayed-thread-migration RFC, against frequency inversion): when the idle CPU
+ * the order above would take is a scaled (cold) one, a woken or forked task is placed on the waker's
+ * CPU instead -- if that CPU is warm, may run the task and is not the cold one -- and an idle CPU is
+ * woken for it only if it has not started running within --migration-delay-us. The common case it wins:
+ * the waker is about to sleep (fork then wait, a pipe round trip), and the task runs at once on the
+ * warm core.
  */
 static __always_inline int vrq_delay_placement(u64 delay_ns, int found_scaled_idle, int waker_scaled,
 					       int waker_allowed, int waker_is_target)
@@ -350,14 +453,81 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
 }
 
 /*
+ * Sync hand-off. A sync wake-up says the waker is about to sleep (a pipe write before the read that
+ * blocks, a futex hand-off): the wakee can run on the waker's CPU the moment it does, with the data it
+ * was handed still in that CPU's caches and no other CPU to wake (on an idle CPU a wake-up costs an IPI
+ * and the exit from idle, every round trip). Only when nothing else waits for that CPU -- neither in its
+ * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
+ * wakee may run.
+ */
+static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed,
+					    u64 waker_local_queued, u64 waker_queue_waiting)
+{
+	return enabled && sync_wakeup && waker_allowed && !waker_local_queued && !waker_queue_waiting;
+}
+
+/*
+ * Wake-up credit. BFS keeps a woken task's deadline while it has not passed, and gives it a new one from
+ * now once it has. A task that sleeps often (an interactive one, a worker waiting for requests) sees
+ * its deadline pass during a sleep every few wake-ups; from now, its new deadline is later than those
+ * of the CPU hogs of the same nice, running and queued, which renewed theirs within the last round. It
+ * may preempt a running hog, but the CPU it frees takes the earliest queued hog, not it: it waits for
+ * slices to end, the tail of its wake-up latency. With credit its new deadline is from now less
+ * @credit_pct of its deadline offset: at 100, now itself, ahead of every task that renewed its slice
+ * since (in a queue shorter than the offset: all of them).
+ *
+ * Only when it wakes with slice left: a task that used up its slice gets BFS's renewal. And the credited
+ * renewal keeps what is left of its slice (vrq_credited_slice) instead of a fresh one, so that the
+ * credit lasts one slice of CPU: a task that runs 1 ms and sleeps a moment, again and again, is credited
+ * at each wake-up only until its slice is used up, and then waits a deadline offset of wall time for
+ * its new deadline to pass before the next credit. Per offset it gains at most one slice of position,
+ * which is BFS's own bound for a sleeper keeping its deadline: CPU shares by nice do not change.
+ */
+static __always_inline u64 vrq_wakeup_credit(s64 time_slice_left, int woken, u64 slice_ns, u64 offset_ns,
+					     u32 credit_pct)
+{
+	if (!woken || vrq_slice_expired(time_slice_left, slice_ns))
+		return 0;
+	return offset_ns * credit_pct / 100;
+}
+
+/* The slice a credited task goes on with: what it had left, at most the slice the queue allows now. */
+static __always_inline s64 vrq_credited_slice(s64 time_slice_left, u64 slice_ns)
+{
+	return time_slice_left > (s64)slice_ns ? (s64)slice_ns : time_slice_left;
+}
+
+/*
  * Sticky tasks (BFS): a task descheduled while still runnable (preempted, or its slice ran out) is
  * sticky to the CPU it left, whose caches hold its working set. To any CPU outside that CPU's queue its
  * deadline counts as later by BFS's longest_deadline_diff -- the deadline offset of a nice 19 task, the
- * largest any normal task gets -- so another CPU takes it only when it has nothing better to do.
+ * largest any normal task gets -- so another CPU takes it only when it has nothing better to do, or
+ * when taking it evens out the two queues (vrq_sticky_holds).
  */
 static __always_inline u64 vrq_sticky_offset(u64 rr_ns)
 {
 	return vrq_prio_ratio(VRQ_NICE_MAX) * rr_ns / VRQ_PRIO_RATIO_BASE;
+}
+
+/*
+ * Does a sticky task's claim hold against a CPU of another queue? Not when taking it evens out the two
+ * queues: the nice-19 offset is longer than any CPU hog ever waits, so without a limit a CPU with
+ * three hogs beside one running a hog alone was never evened out (shares 0.33 against 1.00). Moving
+ * one task from the sticky queue (@src_queued waiting, served by @src_cpus) to this CPU's queue
+ * (@dst_queued waiting, @dst_cpus) narrows the difference of their waiting tasks per CPU,
+ * s/ns - d/nd, by 1/ns + 1/nd; it is evened out when that difference exceeds half of this:
+ * 2*s*nd > 2*d*ns + nd + ns. One CPU each: three hogs against one (two waiting, none) lapses; the 2:1
+ * split that an uneven count per CPU leaves (one waiting, none) holds, as moving would only swap it.
+ * (A limit on the time waited instead, one and a half slices, lapsed almost always in the emulated
+ * guest, where vCPUs stall: 1381 migrations against 1620 without --sticky.)
+ */
+static __always_inline int vrq_sticky_holds(u64 src_queued, u64 src_cpus, u64 dst_queued, u64 dst_cpus)
+{
+	if (!src_cpus)
+		src_cpus = 1;
+	if (!dst_cpus)
+		dst_cpus = 1;
+	return 2 * src_queued * dst_cpus <= 2 * dst_queued * src_cpus + dst_cpus + src_cpus;
 }
 
 /* A priodl as seen from outside the sticky CPU's queue: the deadline later by @offset_ns, saturating
@@ -369,6 +539,40 @@ static __always_inline u64 vrq_sticky_priodl(u64 priodl, u64 offset_ns)
 
 	dl = dl + add > dl_mask ? dl_mask : dl + add;
 	return (priodl & ~dl_mask) | dl;
+}
+
+/*
+ * Latency histograms (enum vrq_lat_class, struct vrq_lat_hists in intf.h): the log2 bucket of a
+ * duration, in microseconds -- 0 below 1 us, b for [2^(b-1), 2^b) us, the last bucket for 2^24 us
+ * (16.8 s) and more. A binary search for the highest set bit: no loop for the verifier to bound.
+ */
+static __always_inline u32 vrq_hist_bucket(u64 ns)
+{
+	u64 us = ns / VRQ_NSEC_PER_USEC;
+	u32 b = 0;
+
+	if (!us)
+		return 0;
+	if (us >> 32) { b += 32; us >>= 32; }
+	if (us >> 16) { b += 16; us >>= 16; }
+	if (us >> 8) { b += 8; us >>= 8; }
+	if (us >> 4) { b += 4; us >>= 4; }
+	if (us >> 2) { b += 2; us >>= 2; }
+	if (us >> 1) { b += 1; }
+	b += 1;		/* 1-based position of the highest set bit: us in [2^(b-1), 2^b) */
+	return b < VRQ_HIST_BUCKETS - 1 ? b : VRQ_HIST_BUCKETS - 1;
+}
+
+/* Which latency class a task's waits and runs are counted in. */
+static __always_inline u32 vrq_lat_class(u32 policy, int kthread)
+{
+	if (kthread)
+		return VRQ_LAT_KTHREAD;
+	if (policy == VRQ_SCHED_BATCH)
+		return VRQ_LAT_BATCH;
+	if (policy == VRQ_SCHED_IDLE)
+		return VRQ_LAT_IDLE;
+	return VRQ_LAT_NORMAL;
 }
 
 /* Which run queue a CPU uses under each --queue mode. */

@@ -1,0 +1,178 @@
+// The command line of scx_vrq: every flag, its range and its help text.
+//
+// Kept apart from the loader so that the man page and shell completions can be generated from the
+// same definition without linking the BPF scheduler.
+
+use clap::Parser;
+use clap::ValueEnum;
+use scx_utils::libbpf_clap_opts::LibbpfOpts;
+
+/// Which tasks share one entity's CPU (BFS's group accounting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GroupMode {
+    /// Plain BFS: every task is its own entity.
+    Off,
+    /// The threads of one process share one task's CPU.
+    Thread,
+    /// The processes of one session (a terminal's jobs, a service) share one task's CPU.
+    Session,
+}
+
+/// Which CPUs share one run queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum QueueMode {
+    /// One queue for all CPUs: BFS's global run queue.
+    Global,
+    /// One queue per last-level cache (VRQ/PDS-like); idle CPUs take from the others.
+    Llc,
+    /// One queue per CPU (MuQSS/PDS-like); idle CPUs take from the others.
+    Cpu,
+}
+
+impl QueueMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueMode::Global => "global",
+            QueueMode::Llc => "llc",
+            QueueMode::Cpu => "cpu",
+        }
+    }
+}
+
+/// scx_vrq: a BFS/VRQ-lineage virtual-deadline CPU scheduler for sched_ext.
+///
+/// Every task gets the same time slice (--rr-interval-ms); its virtual deadline is
+/// now + prio_ratio(nice) * rr_interval, with prio_ratio growing 10% per nice level, and the earliest
+/// deadline runs first. A waking task preempts the CPU running the latest deadline if its own is
+/// earlier. SCHED_IDLE tasks run only when no normal task waits (bounded by --idle-bound-ms);
+/// SCHED_BATCH tasks never preempt. Needs root and a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).
+#[derive(Debug, Parser)]
+#[command(version = None, disable_version_flag = true)]
+pub struct Opts {
+    /// Which CPUs share one run queue: global (BFS), llc (one per last-level cache) or cpu.
+    #[arg(long, value_enum, default_value_t = QueueMode::Llc)]
+    pub queue: QueueMode,
+
+    /// Time slice every task gets, in ms (BFS rr_interval, 1-1000). Nice changes only the deadline.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub rr_interval_ms: u64,
+
+    /// Longest round of one queue, in ms (10-5000): while queued tasks per CPU x rr_interval would
+    /// exceed it, the slice shrinks to fit (never below --min-slice-us), so thousands of runnable
+    /// tasks cannot hold one another past the sched_ext watchdog.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=5000))]
+    pub max_round_ms: u64,
+
+    /// Shortest slice when a queue is long, in µs (50-100000; at most rr_interval).
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000))]
+    pub min_slice_us: u64,
+
+    /// Target latency, in ms (0-1000; 0 turns it off): while the runnable tasks per CPU would take
+    /// longer than this to each get a slice, the slice (and with it the deadline offset) shrinks to
+    /// target / runnable-per-CPU, never below target / 8. Under saturation a woken task then waits a
+    /// few short slices instead of a few rr_intervals.
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub target_latency_ms: u64,
+
+    /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
+    /// deadline passed and slice left gets its new deadline from now less this share of the offset, so
+    /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,
+    /// instead of waiting for their slices to end. It keeps the rest of its slice, so the credit lasts
+    /// one slice of CPU per deadline offset: CPU shares by nice do not change.
+    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub wake_credit: u32,
+
+    /// Sync hand-off (true or false): a sync wake-up (the waker is about to sleep: a pipe write, a
+    /// futex hand-off) runs the wakee on the waker's CPU when nothing else waits for that CPU, instead
+    /// of waking an idle one: no IPI, warm caches.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    pub sync_handoff: bool,
+
+    /// Preempt locally (true or false): a waking task that may preempt does so on the CPU handling its
+    /// wake-up when it beats the task running there too, instead of on the CPU running the latest
+    /// deadline (BFS): the CPU reschedules at once instead of after an IPI.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    pub preempt_local: bool,
+
+    /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
+    /// (100-5000; stays well below the 10 s sched_ext watchdog).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]
+    pub idle_bound_ms: u64,
+
+    /// What sched_yield() does (BFS yield_type): 0 nothing; 1 give up the CPU only to a task with an
+    /// earlier deadline; 2 expire the slice (new deadline from now, behind the waiting tasks).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2))]
+    pub yield_type: u32,
+
+    /// Group accounting (BFS's group-accounting experiment): off; thread (a process's threads count as one task); session (a
+    /// session's processes count as one task: `make -j64` in one terminal gets about one task's CPU
+    /// beside a CPU hog in another). Each task's deadline offset is multiplied by the number of
+    /// runnable tasks in its group. As BFS warned: make itself then runs like a niced task.
+    #[arg(long, value_enum, default_value_t = GroupMode::Off)]
+    pub group_accounting: GroupMode,
+
+    /// Fork-depth penalty (from BFS's group-accounting experiment): a task's deadline offset is multiplied by how many forks it is
+    /// below init, so deep process trees (a build's compilers) yield to shallow ones.
+    #[arg(long)]
+    pub fork_depth_penalty: bool,
+
+    /// Frequency-aware CPU selection (VRQ's best_mask_cpu order): a CPU running below PCT% of its maximum performance
+    /// (scx_bpf_cpuperf_cur) counts as scaled, and a waking task prefers non-scaled idle CPUs at each
+    /// distance (same CPU, SMT, LLC before scaled ones; then package, node). 0-100; 0 turns it off.
+    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub freq_threshold: u32,
+
+    /// Delayed migration (against frequency inversion): a woken or forked task whose idle CPU would be a scaled (cold)
+    /// one is placed on the waker's warm CPU, and an idle CPU is woken for it only if it has not run
+    /// within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
+    /// 0-10000; 0 turns it off; needs --freq-threshold (50 is the original proposal's default).
+    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub migration_delay_us: u64,
+
+    /// Sticky tasks (BFS): a task descheduled while still runnable is sticky to its CPU; to CPUs of
+    /// other queues its deadline counts as later by the nice-19 offset, so they take it only when they
+    /// have nothing better. Acts between queues: no effect with --queue global, or llc with one LLC.
+    #[arg(long)]
+    pub sticky: bool,
+
+    /// Print statistics every SECS seconds while the scheduler runs.
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    pub stats: Option<f64>,
+
+    /// Only print the statistics of an already running scx_vrq every SECS seconds (does not load).
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    pub monitor: Option<f64>,
+
+    /// With --stats or --monitor: print every counter and the wait and run-length percentiles of
+    /// each class of task, not the one line per interval (queue depth, dispatches and preemptions
+    /// per second, wake-up wait p50/p99 of normal tasks, idle-bound runs, kernel-thread wake-ups).
+    #[arg(long)]
+    pub stats_full: bool,
+
+    /// Size of the debug dump printed when the scheduler exits with an error (0 = kernel default).
+    #[arg(long, default_value_t = 0)]
+    pub exit_dump_len: u32,
+
+    /// Verbose output, libbpf's included.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+
+    /// Print the version and exit.
+    #[arg(short = 'V', long)]
+    pub version: bool,
+
+    /// Describe every statistic and exit.
+    #[arg(long)]
+    pub help_stats: bool,
+
+    #[command(flatten, next_help_heading = "Libbpf Options")]
+    pub libbpf: LibbpfOpts,
+}
+
+pub fn parse_interval(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(0.1..=3600.0).contains(&v) {
+        return Err(format!("{v} is outside 0.1-3600 seconds"));
+    }
+    Ok(v)
+}
