@@ -7,7 +7,7 @@ use clap::Parser;
 use clap::ValueEnum;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
 
-/// Which tasks share one entity's CPU (seed 003).
+/// Which tasks share one entity's CPU (BFS's group accounting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum GroupMode {
     /// Plain BFS: every task is its own entity.
@@ -77,28 +77,28 @@ pub struct Opts {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2))]
     pub yield_type: u32,
 
-    /// Group accounting (seed 003): off; thread (a process's threads count as one task); session (a
+    /// Group accounting (BFS's group-accounting experiment): off; thread (a process's threads count as one task); session (a
     /// session's processes count as one task: `make -j64` in one terminal gets about one task's CPU
     /// beside a CPU hog in another). Each task's deadline offset is multiplied by the number of
-    /// runnable tasks in its group. Note the seed's warning: make itself then runs like a niced task.
+    /// runnable tasks in its group. As BFS warned: make itself then runs like a niced task.
     #[arg(long, value_enum, default_value_t = GroupMode::Off)]
     pub group_accounting: GroupMode,
 
-    /// Fork-depth penalty (seed 003): a task's deadline offset is multiplied by how many forks it is
+    /// Fork-depth penalty (from BFS's group-accounting experiment): a task's deadline offset is multiplied by how many forks it is
     /// below init, so deep process trees (a build's compilers) yield to shallow ones.
     #[arg(long)]
     pub fork_depth_penalty: bool,
 
-    /// Frequency-aware CPU selection (seed 001): a CPU running below PCT% of its maximum performance
+    /// Frequency-aware CPU selection (VRQ's best_mask_cpu order): a CPU running below PCT% of its maximum performance
     /// (scx_bpf_cpuperf_cur) counts as scaled, and a waking task prefers non-scaled idle CPUs at each
     /// distance (same CPU, SMT, LLC before scaled ones; then package, node). 0-100; 0 turns it off.
     #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub freq_threshold: u32,
 
-    /// Delayed migration (seed 002): a woken or forked task whose idle CPU would be a scaled (cold)
+    /// Delayed migration (against frequency inversion): a woken or forked task whose idle CPU would be a scaled (cold)
     /// one is placed on the waker's warm CPU, and an idle CPU is woken for it only if it has not run
     /// within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
-    /// 0-10000; 0 turns it off; needs --freq-threshold (the RFC used 50).
+    /// 0-10000; 0 turns it off; needs --freq-threshold (50 is the original proposal's default).
     #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub migration_delay_us: u64,
 

@@ -47,9 +47,9 @@ use stats::Metrics;
 const SCHEDULER_NAME: &str = "scx_vrq";
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 const MAX_CPUS: usize = bpf_intf::vrq_consts_VRQ_MAX_CPUS as usize;
-/// sched_ext's watchdog for this scheduler (ops.timeout_ms in main.bpf.c): a runnable task that waits
-/// longer than this ejects the scheduler, so every wait bound must stay below it.
-const WATCHDOG_MS: u64 = 10_000;
+/// sched_ext's watchdog for this scheduler (ops.timeout_ms, defined in intf.h): a runnable task that
+/// waits longer than this ejects the scheduler, so every wait bound must stay below it.
+const WATCHDOG_MS: u64 = bpf_intf::vrq_consts_VRQ_WATCHDOG_MS as u64;
 
 impl GroupMode {
     fn bpf_value(self) -> u32 {
@@ -447,7 +447,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_the_seeds() {
+    fn defaults_are_bfs_and_off() {
         let o = parse(&[]).unwrap();
         assert_eq!(o.rr_interval_ms, 6, "BFS rr_interval default");
         assert_eq!(o.queue, QueueMode::Llc);

@@ -92,21 +92,61 @@ static void test_task_prio_and_preempt(void)
 
 static void test_effective_slice(void)
 {
+	u32 why = 99;
+
 	/* short queues keep rr_interval exactly */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 2) == MS(6));
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 300, 2) == MS(6));	/* 150 * 6 ms < 1 s */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 300, 2, NULL) == MS(6));	/* 150 * 6 ms < 1 s */
 	/* 1000 queued on 2 CPUs: 500 per CPU, 1 s / 500 = 2 ms */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 2) == MS(2));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 2, &why) == MS(2) && why == VRQ_SLICE_FIT_ROUND);
 	/* 10,000 runnable on 2 CPUs: floor at the minimum slice; round = 5000 * 250 us = 1.25 s */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2) == US(250));
-	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2) < MS(10000));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2, NULL) < MS(10000));
 	/* never longer than rr_interval, even with a min slice above it */
-	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 1000, 1) == MS(1));
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 0) == US(1000));	/* 0 CPUs = 1 */
+	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 1000, 1, &why) == MS(1) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 0, NULL) == US(1000));	/* 0 CPUs = 1 */
 	/* kernel threads keep rr_interval however long the queue; user tasks get the shrunk slice */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 1) == MS(6));
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 0) == US(250));
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10, 2, 0) == MS(6));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 0, NULL) == US(250));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10, 2, 0, NULL) == MS(6));
+}
+
+/*
+ * The floor gives way before a round passes half the watchdog: 100,000 runnable tasks on 2 CPUs at
+ * the 250 us floor would be a 12.5 s round; the slice becomes 5 s / 50,000 = 100 us instead. Below the
+ * shortest slice the timer ends, the round grows past the safe round (and it is said so).
+ */
+static void test_floor_gives_way(void)
+{
+	u64 slice, n;
+	u32 why = 99;
+
+	CHECK(VRQ_SAFE_ROUND_NS == MS(5000));
+	/* 20,000 per CPU x 250 us = 5 s exactly: the floor still holds */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 40000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	/* one more task per CPU and it gives way */
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 40002, 2, &why);
+	CHECK(slice < US(250) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
+	CHECK(20001 * slice <= VRQ_SAFE_ROUND_NS);
+	/* the 100,000 threads on 2 CPUs */
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 100000, 2, &why);
+	CHECK(slice == US(100) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
+	/* at every count the floor can hold, the round is within the safe round */
+	for (n = 2; n <= 2 * VRQ_SAFE_ROUND_NS / VRQ_SLICE_TIMER_MIN_NS; n = n * 3 / 2 + 1) {
+		slice = vrq_effective_slice(MS(6), US(250), MS(1000), n, 2, &why);
+		CHECK((n / 2) * slice <= VRQ_SAFE_ROUND_NS || why == VRQ_SLICE_FULL);
+		CHECK(slice >= VRQ_SLICE_TIMER_MIN_NS);
+	}
+	/* past 100,000 per CPU not even the shortest slice holds the round: it stays at that minimum */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 200000, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 200002, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	      why == VRQ_SLICE_ROUND_OVER);
+	/* a longer --max-round-ms than the floor's round still never passes the safe round */
+	slice = vrq_effective_slice(MS(6), US(250), MS(5000), 100000, 1, &why);
+	CHECK(100000 * slice <= VRQ_SAFE_ROUND_NS && why == VRQ_SLICE_FLOOR_GAVE_WAY);
+	/* kernel threads still keep rr_interval at any count */
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 1000000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
 }
 
 static void test_expiry_and_clocks(void)
@@ -157,7 +197,7 @@ static void test_cpu_distance(void)
 	CHECK(vrq_cpu_distance(0, &topo8[0], 9, &other_node) == VRQ_DIST_ANY);
 	/* symmetric */
 	CHECK(vrq_cpu_distance(4, &topo8[4], 1, &topo8[1]) == vrq_cpu_distance(1, &topo8[1], 4, &topo8[4]));
-	/* the selection order is the seed's: prev < SMT < LLC < package < node < any */
+	/* the selection order is VRQ's best_mask_cpu: prev < SMT < LLC < package < node < any */
 	CHECK(VRQ_DIST_SAME < VRQ_DIST_SMT && VRQ_DIST_SMT < VRQ_DIST_LLC && VRQ_DIST_LLC < VRQ_DIST_PKG &&
 	      VRQ_DIST_PKG < VRQ_DIST_NODE && VRQ_DIST_NODE < VRQ_DIST_ANY);
 }
@@ -255,7 +295,7 @@ static void test_cpu_scaled(void)
 	CHECK(vrq_cpu_scaled(819, 80));
 }
 
-/* The full seed-001 order, step by step. */
+/* VRQ's full best_mask_cpu order (frequency-aware), step by step. */
 static void test_select_order(void)
 {
 	static const u32 aware[][2] = {
@@ -330,6 +370,7 @@ int main(void)
 	test_priodl();
 	test_task_prio_and_preempt();
 	test_effective_slice();
+	test_floor_gives_way();
 	test_expiry_and_clocks();
 	test_cpu_distance();
 	test_queue_of();

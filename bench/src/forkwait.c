@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-// forkwait: the fork -> exec -> wait chain of a build's job control (seed 002): for SECONDS, fork a
-// child that execs PROGRAM (default /bin/true) and wait for it; print "rate=<children per second>
-// warm=<children that started on the parent's CPU>/<children>" (delayed migration keeps them there).
+// forkwait: the fork -> exec -> wait chain of a build's job control (delayed migration's case): for
+// SECONDS, fork a child that execs PROGRAM (default /bin/true) and wait for it; print "rate=<children
+// per second> warm=<children that started on the parent's CPU>/<children>" (delayed migration keeps
+// them there).
 //   forkwait SECONDS [PROGRAM]
 #define _GNU_SOURCE
 #include <sched.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 // hograte: one CPU hog that reports its progress: loop iterations per second over SECONDS
-// (seed 003's "frames encoded per minute" of a video encode beside make -jN).
+// (BFS group accounting's "frames encoded per minute" of a video encode beside make -jN).
 //   hograte SECONDS    ->  "rate=<iterations per second>"
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@ from vrqbench import plan, report, stats  # noqa: E402
 class TestStats(unittest.TestCase):
     def test_trimmed_mean_drops_one_min_and_one_max(self):
         self.assertEqual(stats.trimmed_mean([10, 1, 5, 6, 100]), 7.0)  # mean of 5, 6, 10
-        # the seeds: 10 runs, max and min dropped, the other 8 averaged
+        # VRQ's method: 10 runs, max and min dropped, the other 8 averaged
         self.assertEqual(stats.trimmed_mean(list(range(1, 11))), sum(range(2, 10)) / 8)
 
     def test_trimmed_mean_small_samples(self):

@@ -1,1 +1,1 @@
-"""scx_vrq bench suite: the seeds' measurement method, automated (see bench/README.md)."""
+"""scx_vrq bench suite: VRQ's measurement method, automated (see bench/README.md)."""

@@ -1,4 +1,4 @@
-"""bench: run the seeds' measurements side by side for a set of schedulers, and report them.
+"""bench: run VRQ's measurements side by side for a set of schedulers, and report them.
 
     bench run [--quick] [--runs N] [--secs S] [--workloads a,b] [--schedulers x,y] [--out DIR]
               [--native] [--cpus N --topology S:C:T]
@@ -116,7 +116,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run workloads x schedulers, interleaved, then report")
-    r.add_argument("--quick", action="store_true", help="3 runs of short loads (default: 10 runs, the seeds')")
+    r.add_argument("--quick", action="store_true", help="3 runs of short loads (default: 10 runs, VRQ's method)")
     r.add_argument("--runs", type=int, help="runs per workload and scheduler")
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
     r.add_argument("--workloads", help="comma-separated (bench list); default all")

@@ -1,4 +1,4 @@
-"""A C code base for the build-throughput workload (seeds 000/001 timed kernel builds; we cannot
+"""A C code base for the build-throughput workload (VRQ's benchmarks timed kernel builds; we cannot
 download a kernel tree at run time, so we generate a project with the same shape: many independent
 translation units compiled by gcc -O2 under make -jN, then linked). Deterministic: the same `units`
 gives the same sources, so every scheduler compiles exactly the same work."""

@@ -35,7 +35,7 @@ def sysctl(name, value):
 
 
 def schedstat():
-    """/proc/schedstat summed over CPUs: the seed's columns."""
+    """/proc/schedstat summed over CPUs: the columns VRQ's benchmarks read."""
     cols = ("sched_count", "sched_goidle", "ttwu_count", "ttwu_local", "rq_cpu_time", "run_delay", "pcount")
     tot = dict.fromkeys(cols, 0)
     with open("/proc/schedstat") as f:

@@ -1,4 +1,4 @@
-"""Turn a bench run's results.jsonl into report.md (tables laid out like the seeds'), summary.json and
+"""Turn a bench run's results.jsonl into report.md (tables laid out like VRQ's), summary.json and
 one PNG per workload. `bench report DIR` runs this alone, on saved results."""
 
 import json
@@ -82,7 +82,7 @@ def markdown(plan, summary, machine):
                  f"{machine.get('kernel', '?')}{' (virtualized)' if machine.get('virtualized') else ''}.")
     lines.append(f"Mode: {'quick' if plan['quick'] else 'full'}, {plan['runs']} runs per scheduler and workload, "
                  f"schedulers interleaved in one boot (order rotated each run). Mean = the mean with the "
-                 f"minimum and maximum dropped (seeds 000/001) when there are 3 or more runs.")
+                 f"minimum and maximum dropped (VRQ's method) when there are 3 or more runs.")
     lines.append("")
     present = [w for w in BUILD_FOUR if w in summary]
     if present:

@@ -1,4 +1,4 @@
-"""Statistics of repeated runs, as the seeds compute them: each configuration run N times, the
+"""Statistics of repeated runs, as VRQ's benchmarks compute them: each configuration run N times, the
 minimum and maximum dropped, the rest averaged; plus median, standard deviation and the ratio to the
 kernel's own scheduler (EEVDF)."""
 
@@ -7,7 +7,7 @@ import statistics
 
 
 def trimmed_mean(values):
-    """Mean with the single min and max dropped (seed 000/001: 10 runs, drop max and min). With fewer
+    """Mean with the single min and max dropped (VRQ's method: 10 runs, drop max and min). With fewer
     than 3 values nothing can be dropped and the plain mean is returned."""
     vals = sorted(v for v in values if v is not None)
     if not vals:

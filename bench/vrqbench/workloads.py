@@ -19,7 +19,7 @@ SCHEDULERS = {
     "bpfland": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_bpfland"], "peer": "scx_bpfland"},
     "lavd": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_lavd"], "peer": "scx_lavd"},
     "flash": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_flash"], "peer": "scx_flash"},
-    # scx_vrq's off-by-default switches (issue 4), for measuring each one's effect; run only when named
+    # scx_vrq's off-by-default switches, for measuring each one's effect; run only when named
     "vrq-group": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--group-accounting", "session"],
                   "vrq": True, "variant": True},
     "vrq-depth": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--fork-depth-penalty"],
@@ -58,8 +58,8 @@ def _jobs(ctx, ratio):
 
 
 def build(ratio, idle_fraction=0.0):
-    """Build throughput (seeds 000/001): `make -j(ratio x CPUs)` of the generated code base, from
-    clean; optionally with SCHED_IDLE CPU burners on `idle_fraction` of the CPUs (the seed's mprime
+    """Build throughput (VRQ's method): `make -j(ratio x CPUs)` of the generated code base, from
+    clean; optionally with SCHED_IDLE CPU burners on `idle_fraction` of the CPUs (VRQ's mprime
     under SCHED_IDLEPRIO)."""
 
     def run(ctx):
@@ -123,8 +123,25 @@ def wakelat(ratio):
     return run
 
 
+def reqlat(workers_per_cpu, work_us=1000):
+    """Saturated request/worker latency: one message thread hands fixed-size requests (work_us of CPU
+    work each) to `workers_per_cpu` x CPUs worker threads, each finished request followed at once by the
+    next, so every CPU stays busy. Wake-up and request latency p50/p99/p99.9 in µs (lower is better)
+    and requests per second (higher is better)."""
+
+    def run(ctx):
+        out = _sh([f"{ctx['probes']}/reqlat", str(ctx["secs"]), str(ctx["ncpu"] * workers_per_cpu),
+                   str(work_us)]).stdout
+        vals = dict(kv.split("=") for kv in out.split())
+        return {"wake_p50_us": int(vals["wake_p50"]), "wake_p99_us": int(vals["wake_p99"]),
+                "wake_p999_us": int(vals["wake_p999"]), "req_p50_us": int(vals["req_p50"]),
+                "req_p99_us": int(vals["req_p99"]), "req_p999_us": int(vals["req_p999"]),
+                "rps": float(vals["rps"]), "requests": int(vals["requests"])}
+    return run
+
+
 def interactive(jobs_per_cpu):
-    """Seed 003's "interactive at any load": one CPU hog's progress (work per second) alone, or while
+    """BFS group accounting's "interactive at any load": one CPU hog's progress (work per second) alone, or while
     `make -j(jobs_per_cpu x CPUs)` builds over and over (higher is better)."""
 
     def run(ctx):
@@ -143,7 +160,8 @@ def interactive(jobs_per_cpu):
 
 
 def forkwait(ctx):
-    """Seed 002's fork/wait pattern: fork -> exec /bin/true -> wait, children per second (higher)."""
+    """The delayed-migration RFC's fork/wait pattern: fork -> exec /bin/true -> wait, children per
+    second (higher)."""
     out = _sh([f"{ctx['probes']}/forkwait", str(ctx["secs"])]).stdout
     fields = dict(kv.split("=", 1) for kv in out.split())
     return {"rate": float(fields["rate"])}
@@ -162,6 +180,8 @@ WORKLOADS = {
                     "desc": "wake-up latency while make -j(CPUs) runs"},
     "wakelat-150": {"run": wakelat(1.5), "primary": "p99_us", "higher": False,
                     "desc": "wake-up latency while make -j(1.5 x CPUs) runs"},
+    "reqlat": {"run": reqlat(2), "primary": "req_p99_us", "higher": False,
+               "desc": "request/worker: 1 message thread, 2 workers per CPU, 1 ms requests, saturated"},
     "interactive-alone": {"run": interactive(0), "primary": "rate", "higher": True, "desc": "CPU hog alone"},
     "interactive-4x": {"run": interactive(4), "primary": "rate", "higher": True,
                        "desc": "CPU hog beside make -j(4 x CPUs)"},
@@ -170,5 +190,5 @@ WORKLOADS = {
     "forkwait": {"run": forkwait, "primary": "rate", "higher": True, "desc": "fork -> exec -> wait chain"},
 }
 
-# the seeds' four build ratios, reported side by side
+# VRQ's four build ratios, reported side by side
 BUILD_FOUR = ["build-50", "build-100", "build-150", "build-100+50idle"]

@@ -25,6 +25,12 @@ enum vrq_consts {
 	VRQ_MAX_QUEUES		= VRQ_MAX_CPUS,	/* one queue per CPU at most (--queue cpu) */
 	VRQ_NSEC_PER_USEC	= 1000,
 	VRQ_NSEC_PER_MSEC	= 1000000,
+	/*
+	 * sched_ext's watchdog for this scheduler (ops.timeout_ms): a runnable task that waits longer
+	 * ejects the scheduler, so every wait bound stays below it. The one definition (the loader reads
+	 * it through bindgen).
+	 */
+	VRQ_WATCHDOG_MS		= 10000,
 };
 
 /* --queue: which CPUs share one run queue (a vtime-ordered DSQ). */
@@ -34,7 +40,7 @@ enum vrq_queue_mode {
 	VRQ_QUEUE_CPU		= 2,	/* one queue per CPU: MuQSS/PDS-like */
 };
 
-/* --group-accounting: which tasks share one entity's CPU (seed 003). */
+/* --group-accounting: which tasks share one entity's CPU (BFS's group-accounting experiment). */
 enum vrq_group_mode {
 	VRQ_GROUP_OFF		= 0,	/* plain BFS: every task is its own entity */
 	VRQ_GROUP_THREAD	= 1,	/* the threads of one process (thread group) */
@@ -42,7 +48,7 @@ enum vrq_group_mode {
 };
 
 /*
- * Topological distance between two CPUs, also the CPU-selection order (seed 001, best_mask_cpu):
+ * Topological distance between two CPUs, also the CPU-selection order (VRQ's best_mask_cpu):
  * the previous CPU, its SMT sibling, a CPU sharing its LLC, the same package, the same node, any.
  */
 enum vrq_distance {
@@ -57,7 +63,7 @@ enum vrq_distance {
 
 /*
  * Counters, one per-CPU array slot each, summed by the loader. Every scheduling path counts itself so
- * that the stats explain what the scheduler did (seed 000's method).
+ * that the stats explain what the scheduler did (the method of VRQ's schedstat investigation).
  */
 enum vrq_stat {
 	/* dispatch: where the next task came from */
@@ -68,7 +74,7 @@ enum vrq_stat {
 	VRQ_STAT_KEEP_LAST,		/* the only runnable task stays on its CPU with a new slice */
 	VRQ_STAT_SLICE_RENEWED,		/* ... renewed on the tick, nothing waiting: no trip through schedule() */
 	VRQ_STAT_DIRECT_IDLE,		/* woken task handed straight to the idle CPU chosen for it */
-	/* why a CPU found nothing to run (seed 000's sched_goidle breakdown) */
+	/* why a CPU found nothing to run (VRQ's sched_goidle breakdown) */
 	VRQ_STAT_GOIDLE_IDLE,		/* it was idle and stays idle: a wasted wake-up */
 	VRQ_STAT_GOIDLE_BLOCKED,	/* the previous task blocked */
 	VRQ_STAT_GOIDLE_NEEDOTHER,	/* the previous task is runnable but may not stay on this CPU */
@@ -89,14 +95,16 @@ enum vrq_stat {
 	VRQ_STAT_IDLE_BOUND,		/* a SCHED_IDLE task run because it waited past --idle-bound-ms */
 	VRQ_STAT_SLICE_SHRUNK,		/* slice shortened because the queue is long (--max-round-ms) */
 	VRQ_STAT_SLICE_TIMER,		/* a shrunk slice ended by the slice timer, before the next tick */
+	VRQ_STAT_FLOOR_GAVE_WAY,	/* slice below --min-slice-us: the floor would hold the round past half the watchdog */
+	VRQ_STAT_ROUND_OVER,		/* ... and even the shortest slice leaves the round past half the watchdog */
 	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
 	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched because their group had other runnable tasks */
 	VRQ_STAT_DEPTH_SCALED,		/* deadlines stretched by the fork-depth penalty */
-	/* frequency-aware selection (--freq-threshold, seed 001) */
+	/* frequency-aware selection (--freq-threshold, VRQ) */
 	VRQ_STAT_SEL_SCALED,		/* wake-ups placed on an idle CPU that is frequency-scaled (cold) */
-	/* delayed migration (--migration-delay-us, seed 002) */
+	/* delayed migration (--migration-delay-us, the delayed-thread-migration RFC) */
 	VRQ_STAT_DELAY_PLACED,		/* woken/forked task kept on the waker's warm CPU, not a cold idle one */
 	VRQ_STAT_DELAY_RAN_BEFORE,	/* ... and it started running before the delay was up */
 	VRQ_STAT_DELAY_MIGRATED,	/* ... the delay ran out with it still waiting: an idle CPU was woken */

@@ -5,8 +5,8 @@
  * Tasks wait in vtime-ordered dispatch queues keyed by priodl (priority over virtual deadline); the
  * earliest deadline runs first. --queue chooses which CPUs share one queue: all of them (BFS's global
  * run queue), those of one LLC, or each CPU alone (VRQ/PDS). A CPU looking for work reads the heads of
- * the other queues without their locks and locks only the one it takes from (seed 004's
- * read-then-upgrade). Each queue keeps its own clock (RQ niffies, seed 001).
+ * the other queues without their locks and locks only the one it takes from (the read-then-upgrade
+ * of BFS's upgradeable-lock experiment). Each queue keeps its own clock (VRQ's RQ niffies).
  *
  * The rules themselves (deadline, priodl, slice, distances) live in policy.h; this file wires them to
  * the sched_ext callbacks and counts every path in the `stats` map.
@@ -247,11 +247,14 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
 	return vrq_priodl(task_prio(p, tctx), tctx->deadline);
 }
 
-/* The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice). */
-static __always_inline u64 task_slice(const struct task_struct *p, u32 q)
+/*
+ * The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice); @why (may be NULL)
+ * gets the rule that gave it.
+ */
+static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *why)
 {
 	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
-			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD));
+			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
 }
 
 /* The group a task belongs to under --group-accounting (0 when off). */
@@ -295,6 +298,7 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
 	u64 niffies = queue_niffies(q);
+	u32 slice_rule;
 	u64 slice;
 
 	if (tctx->queue != q) {
@@ -307,10 +311,14 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 		tctx->queue = q;
 	}
 
-	slice = task_slice(p, q);
+	slice = task_slice(p, q, &slice_rule);
 	if (vrq_renew_deadline(tctx->time_slice, tctx->deadline, niffies, woken)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		if (slice_rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
+			stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
+		if (slice_rule == VRQ_SLICE_ROUND_OVER)
+			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
 
@@ -425,10 +433,10 @@ struct pick {
 };
 
 /*
- * Find and claim an idle CPU for @p, in seed 001's order (vrq_select_step in policy.h): nearest to
- * @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on. With
- * @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one of
- * them idle stops the search without claiming it: the caller places the task on the waker.
+ * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
+ * nearest to @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on.
+ * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
+ * of them idle stops the search without claiming it: the caller places the task on the waker.
  */
 static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
 {
@@ -519,7 +527,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
 	tctx->delay_cold = -1;
 
-	/* seed 002: only wake-ups and forks, and only onto a warm waker that may run the task */
+	/* delayed migration: only wake-ups and forks, and only onto a warm waker that may run the task */
 	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),
 					bpf_cpumask_test_cpu(waker, p->cpus_ptr), 0) &&
 		    (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
@@ -569,8 +577,8 @@ static void delay_expired(s32 cpu)
 	waiting = __sync_lock_test_and_set(&cctx->delay_pending, 0);
 	if (waiting <= 0)
 		return;
-	/* seed 002: migrate to the idle core it was meant for (the task may run there, and only there
-	 * perhaps: its affinity was checked when that CPU was chosen) ... */
+	/* as the delayed-migration RFC does: migrate to the idle core it was meant for (the task may
+	 * run there, and only there perhaps: its affinity was checked when that CPU was chosen) ... */
 	idle = cctx->delay_cold;
 	if (idle >= 0 && idle < nr_cpus && scx_bpf_test_and_clear_cpu_idle(idle)) {
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
@@ -698,7 +706,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	/*
 	 * A task re-queued while it keeps running (its nice or affinity changed mid-slice) needs no other
-	 * CPU: kicking an idle one would only make it reschedule idle->idle (seed 000's resched_best_idle
+	 * CPU: kicking an idle one would only make it reschedule idle->idle (VRQ's resched_best_idle
 	 * fix). A task switched out with its slice gone does, if an idle CPU may run it.
 	 */
 	if (scx_bpf_task_running(p) && p->scx.slice > 0)
@@ -851,7 +859,7 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 
-	/* Nothing to run here: say why (seed 000's sched_goidle breakdown). */
+	/* Nothing to run here: say why (VRQ's sched_goidle breakdown). */
 	if (!prev)
 		stat_inc(VRQ_STAT_GOIDLE_IDLE);
 	else if (!prev_runnable)
@@ -886,7 +894,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	u64 slice;
 
 	cctx->run_seq++;
-	slice = task_slice(p, q);
+	slice = task_slice(p, q, NULL);
 	if (slice >= rr_interval_ns)
 		return;
 	if (p->scx.slice > slice) {
@@ -1228,5 +1236,5 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .init_task	= (void *)vrq_init_task,
 	       .init		= (void *)vrq_init,
 	       .exit		= (void *)vrq_exit,
-	       .timeout_ms	= 10000,
+	       .timeout_ms	= VRQ_WATCHDOG_MS,
 	       .name		= "vrq");

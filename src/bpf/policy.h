@@ -7,17 +7,17 @@
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
- *   - slice under long queues ......... vrq_effective_slice(), vrq_task_slice()
- *   - CPU-selection / locality order .. vrq_select_step() (seed 001's full order, frequency-aware),
+ *   - slice under long queues ......... vrq_effective_slice() (the floor that gives way), vrq_task_slice()
+ *   - CPU-selection / locality order .. vrq_select_step() (VRQ's best_mask_cpu, frequency-aware),
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
- *   - delayed migration (seed 002) .... vrq_delay_placement(), vrq_delay_expired()
+ *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired()
  *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
- *   - group accounting (seed 003) ..... vrq_group_deadline()
- *   - fork-depth penalty (seed 003) ... vrq_fork_depth_scale()
+ *   - group accounting (BFS) .......... vrq_group_deadline()
+ *   - fork-depth penalty (BFS) ........ vrq_fork_depth_scale()
  */
 #ifndef __VRQ_POLICY_H
 #define __VRQ_POLICY_H
@@ -86,10 +86,11 @@ static __always_inline u64 vrq_deadline(u64 niffies, s32 nice, u64 slice_ns)
 }
 
 /*
- * Group accounting (seed 003): the tasks of one group share one entity's CPU. BFS's way: each task's
- * deadline offset is multiplied by the number of runnable tasks in its group, so a group of N runnable
- * tasks gets about what one task would. Nice still applies within and across groups. The multiplier is
- * capped so that a huge group cannot overflow the deadline (it is already last in line by then).
+ * Group accounting (BFS's group-accounting experiment): the tasks of one group share one entity's
+ * CPU: each task's deadline offset is multiplied by the number of runnable tasks in its group, so a
+ * group of N runnable tasks gets about what one task would. Nice still applies within and across
+ * groups. The multiplier is capped so that a huge group cannot overflow the deadline (it is already
+ * last in line by then).
  */
 #define VRQ_GROUP_MAX_SCALE 4096
 
@@ -103,10 +104,11 @@ static __always_inline u64 vrq_group_deadline(u64 niffies, s32 nice, u64 slice_n
 }
 
 /*
- * Fork-depth penalty (seed 003, "hierarchical tree-based penalty"): the deeper a task was forked from
- * init, the later its deadline -- the offset is multiplied by its depth (init's children are depth 1).
- * A build's compilers (make -> sh -> cc, several levels below the shell) then yield to the shell's
- * direct children. Capped like the group scale; combined with it by multiplication.
+ * Fork-depth penalty (BFS's group-accounting experiment, "hierarchical tree-based penalty"): the deeper
+ * a task was forked from init, the later its deadline -- the offset is multiplied by its depth (init's
+ * children are depth 1). A build's compilers (make -> sh -> cc, several levels below the shell) then
+ * yield to the shell's direct children. Capped like the group scale; combined with it by
+ * multiplication.
  */
 #define VRQ_FORK_DEPTH_MAX 64
 
@@ -170,23 +172,67 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
  * Slice under long queues. A fixed rr_interval makes one round of the queue last
  * nr_queued_per_cpu * rr_interval: 10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext
  * watchdog. While a round would exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu,
- * never below @min_slice_ns. Short queues (the normal case) keep rr_interval exactly.
+ * never below @min_slice_ns (a floor for throughput: shorter turns are mostly switching). Short queues
+ * (the normal case) keep rr_interval exactly.
+ *
+ * The floor gives way when it would hold the round past VRQ_SAFE_ROUND_NS (half the watchdog: 100,000
+ * runnable tasks on 2 CPUs at 250 us are a 12.5 s round): the slice becomes safe_round / per_cpu, down
+ * to VRQ_SLICE_TIMER_MIN_NS, the shortest slice the slice timer still ends as asked. Past that no slice
+ * can hold the round: it stays at that minimum and the round grows with the queue (VRQ_SLICE_ROUND_OVER;
+ * the watchdog's other half is the margin left).
+ *
+ * @why, if not NULL, gets which of these rules gave the slice (enum vrq_slice_rule).
  */
+enum vrq_slice_rule {
+	VRQ_SLICE_FULL		= 0,	/* rr_interval: the round fits --max-round-ms */
+	VRQ_SLICE_FIT_ROUND	= 1,	/* shrunk to fit --max-round-ms (or held at --min-slice-us) */
+	VRQ_SLICE_FLOOR_GAVE_WAY = 2,	/* below --min-slice-us, to keep the round within the safe round */
+	VRQ_SLICE_ROUND_OVER	= 3,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
+};
+
+/* Half the watchdog: a queue's round may take this long at most while any slice can hold it. */
+#define VRQ_SAFE_ROUND_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 2)
+/*
+ * The shortest slice the floor gives way to. The slice timer is a pinned hrtimer: it fires within a few
+ * microseconds natively, but every turn also costs a context switch and a dispatch (~2-5 us natively,
+ * 10-20x that emulated), so below ~50 us a turn is mostly overhead and a shorter slice no longer shortens
+ * the round in proportion. Also --min-slice-us's own lower bound.
+ */
+#define VRQ_SLICE_TIMER_MIN_NS (50ULL * VRQ_NSEC_PER_USEC)
+
 static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns,
-						u64 nr_queued, u64 nr_cpus_serving)
+						u64 nr_queued, u64 nr_cpus_serving, u32 *why)
 {
+	u32 rule = VRQ_SLICE_FIT_ROUND;
 	u64 per_cpu, slice;
 
 	if (!nr_cpus_serving)
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
-	if (!per_cpu || per_cpu * rr_ns <= max_round_ns)
-		return rr_ns;
-	slice = max_round_ns / per_cpu;
-	if (slice < min_slice_ns)
-		slice = min_slice_ns;
-	if (slice > rr_ns)
+	if (!per_cpu || per_cpu * rr_ns <= max_round_ns) {
 		slice = rr_ns;
+		rule = VRQ_SLICE_FULL;
+		goto out;
+	}
+	slice = max_round_ns / per_cpu;
+	if (slice < min_slice_ns) {
+		slice = min_slice_ns;
+		if (per_cpu * slice > VRQ_SAFE_ROUND_NS) {
+			slice = VRQ_SAFE_ROUND_NS / per_cpu;
+			rule = VRQ_SLICE_FLOOR_GAVE_WAY;
+			if (slice < VRQ_SLICE_TIMER_MIN_NS) {
+				slice = VRQ_SLICE_TIMER_MIN_NS;
+				rule = VRQ_SLICE_ROUND_OVER;
+			}
+		}
+	}
+	if (slice >= rr_ns) {
+		slice = rr_ns;
+		rule = VRQ_SLICE_FULL;
+	}
+out:
+	if (why)
+		*why = rule;
 	return slice;
 }
 
@@ -196,11 +242,14 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
  * finishes in one turn rather than one shrunk slice per round.
  */
 static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 nr_queued,
-					  u64 nr_cpus_serving, int kthread)
+					  u64 nr_cpus_serving, int kthread, u32 *why)
 {
-	if (kthread)
+	if (kthread) {
+		if (why)
+			*why = VRQ_SLICE_FULL;
 		return rr_ns;
-	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving);
+	}
+	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving, why);
 }
 
 /*
@@ -233,7 +282,7 @@ static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 deadline,
 }
 
 /*
- * RQ niffies (seed 001): each queue has its own monotonic clock. A task moving between queues keeps
+ * RQ niffies (VRQ): each queue has its own monotonic clock. A task moving between queues keeps
  * its deadline relative to the source clock: dst_deadline = deadline - src_niffies + dst_niffies.
  */
 static __always_inline u64 vrq_rebase_deadline(u64 deadline, u64 src_niffies, u64 dst_niffies)
@@ -247,7 +296,7 @@ static __always_inline u64 vrq_niffies_advance(u64 niffies, u64 now)
 	return (s64)(now - niffies) > 0 ? now : niffies;
 }
 
-/* Distance between two CPUs, in the CPU-selection order of seed 001 (enum vrq_distance). */
+/* Distance between two CPUs, in VRQ's CPU-selection order (enum vrq_distance). */
 static __always_inline u32 vrq_cpu_distance(u32 a, const struct vrq_cpu_topo *ta,
 					    u32 b, const struct vrq_cpu_topo *tb)
 {
@@ -265,7 +314,7 @@ static __always_inline u32 vrq_cpu_distance(u32 a, const struct vrq_cpu_topo *ta
 }
 
 /*
- * Frequency scaling (seed 001's "scaled" CPUs). @perf is the CPU's current performance relative to its
+ * Frequency scaling (VRQ's "scaled" CPUs). @perf is the CPU's current performance relative to its
  * maximum (VRQ_PERF_ONE = full speed), as scx_bpf_cpuperf_cur() reports it; --freq-threshold is a
  * percentage of that maximum below which the CPU counts as scaled (cold). 0 turns the notion off:
  * every CPU is then non-scaled.
@@ -283,7 +332,7 @@ enum vrq_perf_class {
 };
 
 /*
- * The CPU-selection order of seed 001 (best_mask_cpu), one step at a time: step @i searches the idle
+ * VRQ's CPU-selection order (best_mask_cpu), one step at a time: step @i searches the idle
  * CPUs within distance *@level of the task's previous CPU whose frequency state is *@perf. Returns 0
  * past the last step. With frequency awareness on:
  *    1 non-scaled same CPU   2 non-scaled SMT sibling   3 non-scaled LLC
@@ -331,11 +380,12 @@ static __always_inline int vrq_select_step(u32 i, int freq_aware, u32 *level, u3
 }
 
 /*
- * Delayed migration (seed 002, against frequency inversion): when the idle CPU the order above would
- * take is a scaled (cold) one, a woken or forked task is placed on the waker's CPU instead -- if that
- * CPU is warm, may run the task and is not the cold one -- and an idle CPU is woken for it only if it
- * has not started running within --migration-delay-us. The common case it wins: the waker is about to
- * sleep (fork then wait, a pipe round trip), and the task runs at once on the warm core.
+ * Delayed migration (the delayed-thread-migration RFC, against frequency inversion): when the idle CPU
+ * the order above would take is a scaled (cold) one, a woken or forked task is placed on the waker's
+ * CPU instead -- if that CPU is warm, may run the task and is not the cold one -- and an idle CPU is
+ * woken for it only if it has not started running within --migration-delay-us. The common case it wins:
+ * the waker is about to sleep (fork then wait, a pipe round trip), and the task runs at once on the
+ * warm core.
  */
 static __always_inline int vrq_delay_placement(u64 delay_ns, int found_scaled_idle, int waker_scaled,
 					       int waker_allowed, int waker_is_target)

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Reliability and security of scx_vrq (issue 5): it stays loaded under the sched_ext project's CI
-stress and stress-ng's scheduler-heavy stressors, 10,000 runnable threads, policy and nice churn and
-CPU hotplug; a killed loader hands every task back to the kernel; bad input is refused in one line;
-only root controls it, and an unprivileged user cannot starve a root task beyond the README's bound.
-After every test the kernel log must be free of BUG/WARNING/stall/sched_ext error lines, and every
-scheduler exit nobody asked for counts as an ejection (must be 0).
+"""Reliability and security of scx_vrq: it stays loaded under the sched_ext project's CI stress and
+stress-ng's scheduler-heavy stressors, 10,000 runnable threads, policy and nice churn and CPU hotplug; a
+killed loader hands every task back to the kernel; bad input is refused in one line; only root controls
+it, and an unprivileged user cannot starve a root task beyond the bound that docs/design.md states
+("SCHED_IDLE bound"). After every test the kernel log must be free of BUG/WARNING/stall/sched_ext error
+lines, and every scheduler exit nobody asked for counts as an ejection (must be 0).
 
 Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
     tests/guest/reliability_tests.py [--short | --long] [--only NAME,...] [--stress-secs S]
@@ -15,6 +15,7 @@ limit loaded on its own). Ends with a FIGURE line and "reliability: N passed, N 
 """
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -23,7 +24,7 @@ import time
 
 from vrqtest import (POLICY_SIM, SCX_VRQ, STATS_SOCK, Results, Scheduler, as_user, dmesg_len, ejections,
                      hotpluggable_cpu, kernel_log_problems, kill_groups, log, nr_cpus, one_clear_line, run_cli, scx_exits,
-                     scx_ops, scx_state, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
+                     scx_ops, scx_state, set_cpu_online, stalled_tasks, start_hog, Stats, stop_all, wait_for)
 
 HOST_TESTS = os.path.dirname(POLICY_SIM)
 MANYTHREADS = os.path.join(HOST_TESTS, "manythreads")
@@ -32,14 +33,15 @@ NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 # Per form: durations and counts. Short must stay within ~6 minutes on 2 TCG vCPUs (CI). Its 1,000
-# threads (the long form has the issue's 10,000) already need the slice to shrink (a fixed 6 ms slice
-# holds 333 runnable tasks on 2 CPUs within --max-round-ms 1000) and fail as fast as 10,000 would.
+# threads already need the slice to shrink (a fixed 6 ms slice holds 333 runnable tasks on 2 CPUs within
+# --max-round-ms 1000). The long form's 100,000 need the floor to give way (at --min-slice-us 250 their
+# round on 2 CPUs would be 12.5 s, past the watchdog) and a guest with ~8 GiB (tools/reliability --long).
 FORMS = {
     "short": dict(modes="global,llc,cpu", stress_secs=15, stress_runs=1, stressor_secs=6, stressor_modes="llc",
                   threads=1000, threads_secs=20, churn_secs=12, hotplug_cycles=2, storm_secs=25,
                   fault_delays="0.6", limits_each=False, starve_secs=15, starve_policies="other,batch,idle"),
     "long": dict(modes="global,llc,cpu", stress_secs=45, stress_runs=10, stressor_secs=20,
-                 stressor_modes="global,llc,cpu", threads=10000, threads_secs=40, churn_secs=60, hotplug_cycles=20,
+                 stressor_modes="global,llc,cpu", threads=100000, threads_secs=40, churn_secs=60, hotplug_cycles=20,
                  storm_secs=90, fault_delays="0.1,0.3,0.6,0.8,0.95,1.1", limits_each=True, starve_secs=60,
                  starve_policies="other,batch,idle"),
 }
@@ -162,33 +164,107 @@ def test_stressors(s):
             stop_checked(s, f"stressors ({mode})", sched)
 
 
-def test_many_threads(s):
-    """10,000 runnable threads on this machine's CPUs: with the default --max-round-ms 1000 the slice
-    shrinks (down to --min-slice-us 250) so that a round of the queue stays far below the 10 s
-    watchdog, and kernel threads' wake-ups (sched_ext's own watchdog work item among them) do not wait
-    a round. Every thread must run, the scheduler must stay loaded -- sched_ext's verdict that no
-    runnable task waited past the watchdog -- and a round (a thread's typical longest gap) must stay
-    within the watchdog. The longest gap of all is reported, not checked: in the emulated guest the
-    kernel counts turns in which a thread ran nothing (its vCPU stalled), so a few threads see two or
-    three rounds while no wait in the queue exceeds one (docs/measured.md, "Many threads")."""
-    o = s.opts
-    sched = Scheduler(name="rel-manythreads").start()
+# Kernel limits a process with N threads needs (each thread: a pid, a task, a stack mapping and its guard).
+def thread_limits(n):
+    return {"kernel/pid_max": max(32768, 2 * n + 1000), "kernel/threads-max": 2 * n + 1000,
+            "vm/max_map_count": 4 * n + 65530}
+
+
+@contextlib.contextmanager
+def raised_limits(wanted):
+    """Raise the /proc/sys limits in @wanted (never lower them) and put the old values back after."""
+    old = {}
     try:
-        res = subprocess.run([MANYTHREADS, str(o.threads), str(o.threads_secs)], capture_output=True, text=True,
-                             timeout=o.threads_secs * 10 + 300)
-        out = res.stdout.strip()
-        fields = dict(zip(out.split()[::2], out.split()[1::2])) if out else {}
-        s.check(f"threads/{o.threads}: every thread ran", res.returncode == 0 and fields.get("ran") == str(o.threads),
-                f"rc={res.returncode} {out} {res.stderr.strip()[-200:]}")
-        s.check(f"threads/{o.threads}: scheduler still loaded (no task waited past the watchdog)", sched.loaded(),
-                f"state={scx_state()} {sched.tail(2)}")
-        s.check(f"threads/{o.threads}: a round of the queue stays within the 10 s watchdog",
-                float(fields.get("gap_p50_ms", "inf")) < 10000, out)
-        s.extra.append(f"{o.threads} threads: longest first wait {fields.get('first_run_max_ms')} ms, "
-                       f"round {fields.get('gap_p50_ms')} ms, longest gap {fields.get('gap_max_ms')} ms")
-        s.figure(f"threads {o.threads} on {nr_cpus()} CPUs for {o.threads_secs}s: {out}")
+        for key, val in wanted.items():
+            path = f"/proc/sys/{key}"
+            with open(path) as f:
+                cur = int(f.read().split()[0])
+            if cur < val:
+                old[path] = cur
+                with open(path, "w") as f:
+                    f.write(str(val))
+        yield
     finally:
-        stop_checked(s, "threads", sched)
+        for path, cur in old.items():
+            with open(path, "w") as f:
+                f.write(str(cur))
+
+
+def instruction_clock():
+    """True in the project's guest booted with an instruction-counted clock (tools/vm/vm-run --clock
+    instructions): guest time is then the guest's own, free of the host's load and of emulated vCPU stalls."""
+    try:
+        with open("/proc/cmdline") as f:
+            return "vrq.clock=instructions" in f.read().split()
+    except OSError:
+        return False
+
+
+def run_manythreads(o):
+    res = subprocess.run([MANYTHREADS, str(o.threads), str(o.threads_secs)], capture_output=True, text=True,
+                         timeout=o.threads_secs * 10 + 300 + o.threads // 100)
+    out = res.stdout.strip()
+    return res, out, (dict(zip(out.split()[::2], out.split()[1::2])) if out else {})
+
+
+def test_many_threads(s):
+    """N runnable threads (short form 1,000, long form 100,000) on this machine's CPUs: with the default
+    --max-round-ms 1000 the slice shrinks (down to --min-slice-us 250), and where even that floor would
+    hold a round past half the watchdog, the floor gives way (100,000 threads on 2 CPUs: 100 us slices, a
+    5 s round). Kernel threads' wake-ups (sched_ext's own watchdog work item among them) do not wait a
+    round. Every thread must run, the scheduler must stay loaded -- sched_ext's verdict that no runnable
+    task waited past the watchdog -- and a round (a thread's typical longest gap) must stay within the
+    watchdog. On an instruction-counted guest clock the longest gap of all must also stay within 1.1
+    rounds; on the host clock it is only reported: there the kernel counts turns in which a thread ran
+    nothing (its emulated vCPU stalled), so a few threads see two or three rounds while no wait in the
+    queue exceeds one (docs/measured.md, "Many threads"). The long form runs the same threads under the
+    kernel's own scheduler after, and reports the throughput (iterations) of both."""
+    o = s.opts
+    clean_clock = instruction_clock()
+    with raised_limits(thread_limits(o.threads)):
+        sched = Scheduler(name="rel-manythreads").start()
+        try:
+            stats = Stats()
+            res, out, fields = run_manythreads(o)
+            counters = stats.read()
+            stats.close()
+            s.check(f"threads/{o.threads}: every thread ran",
+                    res.returncode == 0 and fields.get("ran") == str(o.threads),
+                    f"rc={res.returncode} {out} {res.stderr.strip()[-200:]}")
+            s.check(f"threads/{o.threads}: scheduler still loaded (no task waited past the watchdog)",
+                    sched.loaded(), f"state={scx_state()} {sched.tail(2)}")
+            round_ms, gap_max_ms = float(fields.get("gap_p50_ms", "inf")), float(fields.get("gap_max_ms", "inf"))
+            s.check(f"threads/{o.threads}: a round of the queue stays within the 10 s watchdog", round_ms < 10000, out)
+            per_cpu_floor_round_ms = o.threads / nr_cpus() * 0.25
+            if per_cpu_floor_round_ms > 5000:
+                s.check(f"threads/{o.threads}: the slice floor gave way (a 250 us floor would be a "
+                        f"{per_cpu_floor_round_ms / 1000:.1f} s round)", counters.get("floor_gave_way", 0) > 0,
+                        f"floor_gave_way={counters.get('floor_gave_way')} round_over={counters.get('round_over')}")
+            if clean_clock:
+                s.check(f"threads/{o.threads}: longest gap within 1.1 rounds (instruction-counted clock)",
+                        gap_max_ms <= 1.1 * round_ms, out)
+            s.extra.append(f"{o.threads} threads ({'instruction' if clean_clock else 'host'} clock): longest first "
+                           f"wait {fields.get('first_run_max_ms')} ms, round {fields.get('gap_p50_ms')} ms, longest gap "
+                           f"{fields.get('gap_max_ms')} ms, floor_gave_way {counters.get('floor_gave_way')} "
+                           f"round_over {counters.get('round_over')}")
+            s.figure(f"threads {o.threads} on {nr_cpus()} CPUs for {o.threads_secs}s "
+                     f"({'instruction' if clean_clock else 'host'} clock): scx_vrq {out} "
+                     f"floor_gave_way {counters.get('floor_gave_way')} round_over {counters.get('round_over')}")
+        finally:
+            stop_checked(s, "threads", sched)
+        if s.opts.form == "long":
+            # The kernel's own scheduler on the same load, for the figures (never checked: its gaps at
+            # this count pass the watchdog by far, which is why sched_ext has one).
+            _, eevdf_out, eevdf = run_manythreads(o)
+            try:
+                ratio = f"{int(fields['iterations']) / int(eevdf['iterations']):.3f}"
+            except (KeyError, ValueError, ZeroDivisionError):
+                ratio = "n/a"
+            s.extra.append(f"{o.threads} threads under the kernel's scheduler: round {eevdf.get('gap_p50_ms')} ms, "
+                           f"longest gap {eevdf.get('gap_max_ms')} ms, first wait {eevdf.get('first_run_max_ms')} ms; "
+                           f"iterations scx_vrq/kernel {ratio}")
+            s.figure(f"threads {o.threads} on {nr_cpus()} CPUs for {o.threads_secs}s: kernel scheduler {eevdf_out}; "
+                     f"iterations scx_vrq/kernel {ratio}")
 
 
 def test_policy_churn(s):
@@ -653,10 +729,10 @@ def user_cpu(uid):
 
 def test_starvation(s):
     """An unprivileged user's hogs, fork storm and SCHED_IDLE/nice games against one root nice-0 task.
-    The README's bound: the root task waits at most one round of its queue -- runnable tasks per CPU x
-    rr_interval, at most --max-round-ms (1 s) while the slice can shrink -- and gets at least about
-    its fair share, CPUs / runnable tasks. Checked with generous margins (emulated, noisy guest):
-    longest gap < 3 s, CPU share > 1/4 of the fair share."""
+    The bound (docs/design.md, "SCHED_IDLE bound"): the root task waits at most one round of its queue
+    -- runnable tasks per CPU x rr_interval, at most --max-round-ms (1 s) while the slice can shrink --
+    and gets at least about its fair share, CPUs / runnable tasks. Checked with generous margins
+    (emulated, noisy guest): longest gap < 3 s, CPU share > 1/4 of the fair share."""
     o = s.opts
     hogs, storms = 8 * nr_cpus(), nr_cpus()
     sched = Scheduler(name="rel-starve").start()

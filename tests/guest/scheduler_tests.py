@@ -152,9 +152,9 @@ def test_yield_type(r, secs):
 
 
 def test_group_accounting(r, secs):
-    """Seed 003's make -j128 + video encode: a CPU hog in one session beside a process tree of
-    16 x CPUs CPU-bound children in another. With --group-accounting session the hog keeps >= 80% of a
-    CPU; with it off (plain BFS) it gets about its 1/(tasks) share."""
+    """BFS's group-accounting case, make -j128 beside a video encode: a CPU hog in one session beside a
+    process tree of 16 x CPUs CPU-bound children in another. With --group-accounting session the hog
+    keeps >= 80% of a CPU; with it off (plain BFS) it gets about its 1/(tasks) share."""
     n = 16 * nr_cpus()
     threadhog = os.path.join(os.path.dirname(POLICY_SIM), "threadhog")
     loads = {

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """In-guest topology and placement tests: on a guest of 2 packages x 2 cores x 2 threads (one LLC per
-package), a waking task lands on the nearest idle CPU in the order of seed 001 (previous CPU, SMT
-sibling, LLC, package, node, any), and the stats count it at that level; with --freq-threshold the
-order puts non-scaled CPUs first at each distance (CPU performance levels injected through the
-test_cpuperf map, since a VM has no frequency scaling). Delayed migration (seed 002) keeps forked
-tasks on the warm waker and counts what became of them; sticky tasks (BFS) cut migrations in
---queue cpu. Then each --queue mode survives a short stress on 8 CPUs, with the cross-queue steals
-counted, and so does every switch turned on at once.
+package), a waking task lands on the nearest idle CPU in VRQ's best_mask_cpu order (previous CPU, SMT
+sibling, LLC, package, node, any), and the stats count it at that level; with --freq-threshold the order
+puts non-scaled CPUs first at each distance (CPU performance levels injected through the test_cpuperf
+map, since a VM has no frequency scaling). Delayed migration keeps forked tasks on the
+warm waker and counts what became of them; sticky tasks (BFS) cut migrations in --queue cpu. Then each
+--queue mode survives a short stress on 8 CPUs, with the cross-queue steals counted, and so does every
+switch turned on at once.
 
 Usage (as root on a sched_ext kernel with 8 CPUs numbered as QEMU's -smp 8,sockets=2,cores=2,threads=2):
     tests/guest/topology_tests.py
@@ -113,8 +113,8 @@ FREQ_THRESHOLD = "80"
 
 
 def test_freq_aware_order(r):
-    """Seed 001's full order: non-scaled CPUs first at each distance up to the LLC, then scaled ones
-    there, then non-scaled ones in the package/node, then scaled ones. Each case is also run with
+    """VRQ's full best_mask_cpu order: non-scaled CPUs first at each distance up to the LLC, then scaled
+    ones there, then non-scaled ones in the package/node, then scaled ones. Each case is also run with
     --freq-threshold 0, where the frequency state must be ignored (the plain distance order)."""
     smt0 = siblings(0, "smt") - {0}
     llc0 = siblings(0, "llc") - siblings(0, "smt")
@@ -197,7 +197,7 @@ def start_on_cpu0():
 
 
 FORKWAIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "bench", "forkwait")
-DELAY_US = "2000"  # seed 002's RFC used 50 us; TCG runs the guest ~16x slower, so its 50 us is ~1 ms here
+DELAY_US = "2000"  # the delayed-migration RFC used 50 us; TCG runs the guest ~16x slower: ~1 ms here
 
 
 def test_delayed_migration(r, secs=4):

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+// reqlat: a saturated request/worker latency probe, the shape sched_ext latency work is judged by
+// (schbench-like). One message thread hands requests to WORKERS worker threads; each request is a fixed
+// WORK_US of CPU work. A worker that finishes reports back and the message thread hands it the next
+// request at once, so with more workers than CPUs the machine stays saturated. Measured per request:
+//   wake latency    from the message thread waking the worker to the worker running (µs);
+//   request latency from handing the request out to its work being done (µs): wake-up, the work, and
+//                   every time the worker was preempted or waited for a CPU in between.
+// Prints "requests=N rps=X wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=.."
+// (µs) after SECONDS. The work is calibrated before the threads start (a loop timed on this CPU).
+//   reqlat SECONDS WORKERS [WORK_US]
+#define _GNU_SOURCE
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { IDLE, REQUEST, DONE, QUIT };
+
+struct worker {
+	_Atomic uint32_t state;
+	uint64_t handed_at; // ns: when the message thread handed out the request
+	char pad[48];
+};
+
+static struct worker *workers;
+static long nworkers;
+static uint64_t work_loops;
+static _Atomic uint32_t completions; // futex word the message thread sleeps on
+static uint64_t *wake_us, *req_us;
+static long nsamples, cap;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile uint64_t sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
+{
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *addr, int n)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+static void spin(uint64_t loops)
+{
+	uint64_t x = 0;
+
+	for (uint64_t i = 0; i < loops; i++)
+		x = x * 6364136223846793005ull + i;
+	sink = x;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t started, done;
+	uint32_t s;
+
+	for (;;) {
+		while ((s = atomic_load(&w->state)) != REQUEST) {
+			if (s == QUIT)
+				return NULL;
+			futex_wait(&w->state, s);
+		}
+		started = now_ns();
+		spin(work_loops);
+		done = now_ns();
+		pthread_mutex_lock(&lock);
+		if (nsamples < cap) {
+			wake_us[nsamples] = (started - w->handed_at) / 1000;
+			req_us[nsamples] = (done - w->handed_at) / 1000;
+			nsamples++;
+		}
+		pthread_mutex_unlock(&lock);
+		atomic_store(&w->state, DONE);
+		atomic_fetch_add(&completions, 1);
+		futex_wake(&completions, 1);
+	}
+}
+
+static void hand_out(struct worker *w)
+{
+	w->handed_at = now_ns();
+	atomic_store(&w->state, REQUEST);
+	futex_wake(&w->state, 1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t pct(const uint64_t *sorted, long n, double q)
+{
+	return n ? sorted[(long)(q * (n - 1))] : 0;
+}
+
+// Loops of spin() that take about @us on this CPU (best of a few timings, so that a preemption
+// during calibration does not shrink the work).
+static uint64_t calibrate(long us)
+{
+	uint64_t loops = 100000, best = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = now_ns();
+
+		spin(loops);
+		uint64_t dt = now_ns() - t0;
+		if (dt < best)
+			best = dt;
+	}
+	return best ? loops * (uint64_t)us * 1000 / best : loops;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 0;
+	long work_us = argc > 3 ? atol(argv[3]) : 1000;
+	uint64_t start, end, t;
+	long i;
+	pthread_t *tids;
+
+	nworkers = argc > 2 ? atol(argv[2]) : 0;
+	if (secs <= 0 || nworkers < 1 || work_us < 1) {
+		fprintf(stderr, "usage: reqlat SECONDS WORKERS [WORK_US]  (WORKERS >= 1, WORK_US >= 1, default 1000)\n");
+		return 2;
+	}
+	work_loops = calibrate(work_us);
+	cap = (long)(secs * 1e6 / work_us * 4) + 1000;
+	workers = aligned_alloc(64, sizeof(*workers) * nworkers);
+	tids = calloc(nworkers, sizeof(*tids));
+	wake_us = calloc(cap, sizeof(*wake_us));
+	req_us = calloc(cap, sizeof(*req_us));
+	if (!workers || !tids || !wake_us || !req_us) {
+		perror("reqlat: alloc");
+		return 1;
+	}
+	for (i = 0; i < nworkers; i++) {
+		workers[i] = (struct worker){ .state = IDLE };
+		if (pthread_create(&tids[i], NULL, worker_main, &workers[i])) {
+			perror("reqlat: pthread_create");
+			return 1;
+		}
+	}
+	start = now_ns();
+	end = start + (uint64_t)(secs * 1e9);
+	for (i = 0; i < nworkers; i++)
+		hand_out(&workers[i]);
+	while ((t = now_ns()) < end) {
+		uint32_t seen = atomic_load(&completions);
+
+		for (i = 0; i < nworkers; i++)
+			if (atomic_load(&workers[i].state) == DONE)
+				hand_out(&workers[i]);
+		// sleep until a worker reports (or wake up now if one did since we looked)
+		futex_wait(&completions, seen);
+	}
+	for (i = 0; i < nworkers; i++) {
+		atomic_store(&workers[i].state, QUIT);
+		futex_wake(&workers[i].state, 1);
+	}
+	for (i = 0; i < nworkers; i++)
+		pthread_join(tids[i], NULL);
+	qsort(wake_us, nsamples, sizeof(*wake_us), cmp_u64);
+	qsort(req_us, nsamples, sizeof(*req_us), cmp_u64);
+	printf("requests=%ld rps=%.1f wake_p50=%llu wake_p99=%llu wake_p999=%llu req_p50=%llu req_p99=%llu "
+	       "req_p999=%llu work_us=%ld workers=%ld\n",
+	       nsamples, nsamples / ((t - start) / 1e9), (unsigned long long)pct(wake_us, nsamples, 0.5),
+	       (unsigned long long)pct(wake_us, nsamples, 0.99), (unsigned long long)pct(wake_us, nsamples, 0.999),
+	       (unsigned long long)pct(req_us, nsamples, 0.5), (unsigned long long)pct(req_us, nsamples, 0.99),
+	       (unsigned long long)pct(req_us, nsamples, 0.999), work_us, nworkers);
+	return nsamples ? 0 : 1;
+}
