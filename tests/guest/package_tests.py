@@ -112,7 +112,8 @@ def traced_violations(trace_log):
             if not pid.isdigit():
                 continue
             name = call.split("(", 1)[0]
-            seen[name] = seen.get(name, 0) + 1
+            if re.fullmatch(r"[a-z_0-9]+", name):  # not "<... resumed>" nor signal lines
+                seen[name] = seen.get(name, 0) + 1
             if call.startswith(("socket(", "socketpair(")) and "AF_UNIX" not in call:
                 bad.append(call)
             elif call.startswith(("mmap(", "mprotect(")) and "PROT_WRITE" in call and "PROT_EXEC" in call:
