@@ -67,6 +67,27 @@ pub struct Opts {
     #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000))]
     pub min_slice_us: u64,
 
+    /// Target latency, in ms (0-1000; 0 turns it off): while the runnable tasks per CPU would take
+    /// longer than this to each get a slice, the slice (and with it the deadline offset) shrinks to
+    /// target / runnable-per-CPU, never below target / 8. Under saturation a woken task then waits a
+    /// few short slices instead of a few rr_intervals.
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub target_latency_ms: u64,
+
+    /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
+    /// deadline passed and slice left gets its new deadline from now less this share of the offset, so
+    /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,
+    /// instead of waiting for their slices to end. It keeps the rest of its slice, so the credit lasts
+    /// one slice of CPU per deadline offset: CPU shares by nice do not change.
+    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub wake_credit: u32,
+
+    /// Sync hand-off (true or false): a sync wake-up (the waker is about to sleep: a pipe write, a
+    /// futex hand-off) runs the wakee on the waker's CPU when nothing else waits for that CPU, instead
+    /// of waking an idle one: no IPI, warm caches.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    pub sync_handoff: bool,
+
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]
@@ -115,6 +136,12 @@ pub struct Opts {
     /// Only print the statistics of an already running scx_vrq every SECS seconds (does not load).
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
     pub monitor: Option<f64>,
+
+    /// With --stats or --monitor: print every counter and the wait and run-length percentiles of
+    /// each class of task, not the one line per interval (queue depth, dispatches and preemptions
+    /// per second, wake-up wait p50/p99 of normal tasks, idle-bound runs, kernel-thread wake-ups).
+    #[arg(long)]
+    pub stats_full: bool,
 
     /// Size of the debug dump printed when the scheduler exits with an error (0 = kernel default).
     #[arg(long, default_value_t = 0)]

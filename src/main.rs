@@ -9,6 +9,7 @@ pub use bpf_skel::*;
 pub mod bpf_intf;
 
 mod cli;
+mod lat_hist;
 mod stats;
 
 use std::collections::BTreeMap;
@@ -156,6 +157,9 @@ impl<'a> Scheduler<'a> {
         rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
         rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
         rodata.max_round_ns = opts.max_round_ms * 1_000_000;
+        rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
+        rodata.wake_credit_pct = opts.wake_credit;
+        rodata.sync_handoff = opts.sync_handoff;
         rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
         rodata.yield_type = opts.yield_type;
         rodata.group_mode = opts.group_accounting.bpf_value();
@@ -170,7 +174,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms wake_credit={}% sync_handoff={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -178,6 +182,9 @@ impl<'a> Scheduler<'a> {
             opts.rr_interval_ms,
             opts.max_round_ms,
             opts.min_slice_us,
+            opts.target_latency_ms,
+            opts.wake_credit,
+            opts.sync_handoff,
             opts.idle_bound_ms,
             opts.yield_type,
             opts.group_accounting,
@@ -215,6 +222,9 @@ impl<'a> Scheduler<'a> {
             }
         }
         let mut m = Metrics::from_counters(&sums);
+        if let Ok(Some(per_cpu)) = self.skel.maps.lat_hists.lookup_percpu(&key, MapFlags::ANY) {
+            m.lat = lat_hist::from_percpu(&per_cpu);
+        }
         let bss = self.skel.maps.bss_data.as_ref().unwrap();
         let nr_queues = bss.nr_queues as usize;
         m.queue_mode = self.opts.queue.name().into();
@@ -343,8 +353,9 @@ fn run(opts: &Opts) -> Result<()> {
 
     if let Some(intv) = opts.monitor.or(opts.stats) {
         let shutdown_copy = shutdown.clone();
+        let stats_full = opts.stats_full;
         let jh = std::thread::spawn(move || {
-            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), shutdown_copy) {
+            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), stats_full, shutdown_copy) {
                 warn!("stats monitor stopped: {e}");
             }
         });
@@ -412,6 +423,7 @@ fn main() {
         return;
     }
     if opts.help_stats {
+        print!("{}", stats::HELP);
         let _ = stats::server_data().describe_meta(&mut std::io::stdout(), None);
         return;
     }
@@ -420,6 +432,10 @@ fn main() {
             "{SCHEDULER_NAME}: --min-slice-us {} is longer than --rr-interval-ms {} (see --help)",
             opts.min_slice_us, opts.rr_interval_ms
         );
+        std::process::exit(2);
+    }
+    if opts.stats_full && opts.stats.is_none() && opts.monitor.is_none() {
+        eprintln!("{SCHEDULER_NAME}: --stats-full needs --stats SECS or --monitor SECS (see --help)");
         std::process::exit(2);
     }
     if opts.migration_delay_us > 0 && opts.freq_threshold == 0 {
@@ -483,6 +499,9 @@ mod tests {
             &["--rr-interval-ms", "1000"],
             &["--queue", "cpu"],
             &["--freq-threshold", "100", "--migration-delay-us", "10000", "--sticky"],
+            &["--stats", "1", "--stats-full"],
+            &["--monitor", "1", "--stats-full"],
+            &["--stats", "1", "--monitor", "2"],
         ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }

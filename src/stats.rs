@@ -1,7 +1,9 @@
 // Statistics of scx_vrq, served over scx_stats (`--stats SECS`, `--monitor SECS`, or any scx_stats
 // client on /var/run/scx/root/stats). Each counter is the number of times one scheduling path ran
-// during the interval; see enum vrq_stat in src/bpf/intf.h for where each is counted.
+// during the interval; see enum vrq_stat in src/bpf/intf.h for where each is counted. `lat` holds
+// the interval's wait and run-length histograms per class of task (src/lat_hist.rs).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -14,6 +16,27 @@ use scx_stats_derive::Stats;
 use scx_stats_derive::stat_doc;
 use serde::Deserialize;
 use serde::Serialize;
+
+use crate::lat_hist;
+use crate::lat_hist::LatClass;
+use crate::lat_hist::human_us;
+
+/// What --help-stats prints before the field list.
+pub const HELP: &str = "\
+--stats/--monitor print one line per interval:
+  queued N (max M)   tasks waiting in all queues at the last dispatches (deepest any queue has been)
+  dispatch N/s       tasks put on a CPU: from its own queue, another queue, handed to an idle CPU, kept
+  preempt N/s        wake-up preemptions (preempt_kicks)
+  wake p50 p99       how long normal tasks waited from their wake-up until they ran
+  idlebound N        SCHED_IDLE tasks run because they waited past --idle-bound-ms
+  kthread N/s        kernel threads woken (queued before user tasks for one run)
+--stats-full prints every counter below instead, and per class of task (normal, batch, idle, kthread)
+the waits after a wake-up and after a deschedule while runnable (requeued), and the run lengths.
+Latencies come from per-CPU log2 histograms (bucket 0: < 1 us, bucket b: 2^(b-1) to 2^b us, the last
+one 16.8 s and more, shown as 33.6 s): a percentile is the upper edge of the bucket it falls in (at
+most this), max is the upper edge of the highest non-empty bucket. Counts are per interval.
+
+";
 
 /// Declares the counter fields once: the struct, its conversion from the BPF counter array (indexed
 /// by enum vrq_stat) and its interval delta all come from this one list.
@@ -35,6 +58,8 @@ macro_rules! vrq_metrics {
                 #[stat(desc = $desc)]
                 pub $field: u64,
             )*
+            #[stat(desc = "Waits and run lengths per class of task (normal, batch, idle, kthread): log2 histograms and their percentiles")]
+            pub lat: BTreeMap<String, LatClass>,
         }
 
         impl Metrics {
@@ -45,10 +70,12 @@ macro_rules! vrq_metrics {
                 }
             }
 
-            /// Counters become per-interval deltas; gauges (queue depths, mode) stay as they are.
+            /// Counters and histograms become per-interval deltas; gauges (queue depths, mode) stay
+            /// as they are.
             fn delta(&self, prev: &Self) -> Self {
                 Self {
                     $( $field: self.$field.wrapping_sub(prev.$field), )*
+                    lat: lat_hist::delta(&self.lat, &prev.lat),
                     ..self.clone()
                 }
             }
@@ -84,6 +111,9 @@ vrq_metrics! {
     slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER: "Shrunk slices ended by the slice timer before the next tick",
     floor_gave_way = vrq_stat_VRQ_STAT_FLOOR_GAVE_WAY: "Slices below --min-slice-us: the floor would have held a round past half the watchdog",
     round_over = vrq_stat_VRQ_STAT_ROUND_OVER: "Slices at the shortest the slice timer ends with the round still past half the watchdog",
+    target_shrunk = vrq_stat_VRQ_STAT_TARGET_SHRUNK: "Slices shortened to the target latency (--target-latency-ms)",
+    wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT: "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
+    sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF: "Sync wake-ups run on the waker's CPU (--sync-handoff)",
     kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP: "Kernel threads woken, queued before user tasks for one run",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
@@ -100,7 +130,30 @@ vrq_metrics! {
 }
 
 impl Metrics {
-    fn format<W: Write>(&self, w: &mut W) -> Result<()> {
+    /// One line per interval, the figures a user watches: queue depth, dispatches and preemptions
+    /// per second, the wake-up wait of normal tasks, SCHED_IDLE tasks run by the bound, kernel-thread
+    /// wake-ups.
+    fn format_line<W: Write>(&self, w: &mut W, secs: f64) -> Result<()> {
+        let rate = |n: u64| (n as f64 / secs.max(1e-3)).round() as u64;
+        let normal = self.lat.get(lat_hist::CLASS_NAMES[0]).cloned().unwrap_or_default();
+        writeln!(
+            w,
+            "[{}] queued {:>3} (max {}) | dispatch {:>6}/s preempt {:>5}/s | wake p50 {:>6} p99 {:>6} | idlebound {} kthread {}/s",
+            crate::SCHEDULER_NAME,
+            self.nr_queued,
+            self.max_queued,
+            rate(self.dispatch_local + self.dispatch_steal + self.direct_idle + self.keep_last),
+            rate(self.preempt_kicks),
+            human_us(normal.wake_p50_us),
+            human_us(normal.wake_p99_us),
+            self.idle_bound,
+            rate(self.kernel_wakeups),
+        )?;
+        Ok(())
+    }
+
+    /// Every counter, and the wait and run-length percentiles of each class of task that ran.
+    fn format_full<W: Write>(&self, w: &mut W) -> Result<()> {
         writeln!(
             w,
             "[{}] {} q:{} queued:{}/{} | dsp local:{} direct:{} steal:{} fail:{} peek:{} keep:{} renew:{} \
@@ -128,7 +181,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
-             floorgave:{} roundover:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
+             floorgave:{} roundover:{} target:{} wakecredit:{} synchandoff:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
              freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
             self.enqueues,
             self.new_deadlines,
@@ -140,6 +193,9 @@ impl Metrics {
             self.slice_timer,
             self.floor_gave_way,
             self.round_over,
+            self.target_shrunk,
+            self.wake_credit,
+            self.sync_handoff,
             self.kernel_wakeups,
             self.niffies_rebase,
             self.yields,
@@ -157,6 +213,28 @@ impl Metrics {
             self.sticky_passed,
             self.sticky_stolen,
         )?;
+        for (name, c) in &self.lat {
+            if c.wake_n + c.requeue_n + c.run_n == 0 {
+                continue;
+            }
+            writeln!(
+                w,
+                "          {:<7} wake n:{} p50:{} p99:{} max:{} | requeued n:{} p50:{} p99:{} max:{} | run n:{} p50:{} p99:{} max:{}",
+                name,
+                c.wake_n,
+                human_us(c.wake_p50_us),
+                human_us(c.wake_p99_us),
+                human_us(c.wake_max_us),
+                c.requeue_n,
+                human_us(c.requeue_p50_us),
+                human_us(c.requeue_p99_us),
+                human_us(c.requeue_max_us),
+                c.run_n,
+                human_us(c.run_p50_us),
+                human_us(c.run_p99_us),
+                human_us(c.run_max_us),
+            )?;
+        }
         Ok(())
     }
 }
@@ -177,14 +255,78 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         Ok(read)
     });
 
-    StatsServerData::new().add_meta(Metrics::meta()).add_ops("top", StatsOps { open, close: None })
+    StatsServerData::new()
+        .add_meta(LatClass::meta())
+        .add_meta(Metrics::meta())
+        .add_ops("top", StatsOps { open, close: None })
 }
 
-pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
+/// Print the statistics every `intv`: one line, or with `full` every counter and the latency of
+/// each class of task.
+pub fn monitor(intv: Duration, full: bool, shutdown: Arc<AtomicBool>) -> Result<()> {
     scx_utils::monitor_stats::<Metrics>(
         &[],
         intv,
         || shutdown.load(Ordering::Relaxed),
-        |metrics| metrics.format(&mut std::io::stdout()),
+        |metrics| {
+            if full {
+                metrics.format_full(&mut std::io::stdout())
+            } else {
+                metrics.format_line(&mut std::io::stdout(), intv.as_secs_f64())
+            }
+        },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Metrics {
+        let mut normal = LatClass::default();
+        normal.wake_n = 100;
+        normal.wake_p50_us = 64;
+        normal.wake_p99_us = 8192;
+        Metrics {
+            nr_queued: 7,
+            max_queued: 12,
+            dispatch_local: 1000,
+            dispatch_steal: 200,
+            direct_idle: 600,
+            keep_last: 200,
+            preempt_kicks: 80,
+            idle_bound: 3,
+            kernel_wakeups: 500,
+            lat: [("normal".to_string(), normal)].into_iter().collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_line_per_interval_with_rates() {
+        let mut out = Vec::new();
+        sample().format_line(&mut out, 2.0).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert_eq!(line.lines().count(), 1, "{line}");
+        for want in [
+            "queued   7 (max 12)",
+            "dispatch   1000/s",
+            "preempt    40/s",
+            "wake p50   64us",
+            "p99  8.2ms",
+            "idlebound 3",
+            "kthread 250/s",
+        ] {
+            assert!(line.contains(want), "{want:?} missing in {line:?}");
+        }
+    }
+
+    #[test]
+    fn full_breakdown_shows_the_classes_that_ran() {
+        let mut out = Vec::new();
+        sample().format_full(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("normal  wake n:100 p50:64us p99:8.2ms"), "{text}");
+        assert!(!text.contains("batch"), "an empty class is left out: {text}");
+    }
 }

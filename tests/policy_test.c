@@ -95,20 +95,20 @@ static void test_effective_slice(void)
 	u32 why = 99;
 
 	/* short queues keep rr_interval exactly */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 300, 2, NULL) == MS(6));	/* 150 * 6 ms < 1 s */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 300, 2, NULL) == MS(6));	/* 150 * 6 ms < 1 s */
 	/* 1000 queued on 2 CPUs: 500 per CPU, 1 s / 500 = 2 ms */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 2, &why) == MS(2) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 1000, 2, &why) == MS(2) && why == VRQ_SLICE_FIT_ROUND);
 	/* 10,000 runnable on 2 CPUs: floor at the minimum slice; round = 5000 * 250 us = 1.25 s */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
-	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 10000, 2, NULL) < MS(10000));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 0, 10000, 2, NULL) < MS(10000));
 	/* never longer than rr_interval, even with a min slice above it */
-	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 1000, 1, &why) == MS(1) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 1000, 0, NULL) == US(1000));	/* 0 CPUs = 1 */
+	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 0, 1000, 1, &why) == MS(1) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 1000, 0, NULL) == US(1000));	/* 0 CPUs = 1 */
 	/* kernel threads keep rr_interval however long the queue; user tasks get the shrunk slice */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10000, 2, 0, NULL) == US(250));
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 10, 2, 0, NULL) == MS(6));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10000, 2, 0, NULL) == US(250));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10, 2, 0, NULL) == MS(6));
 }
 
 /*
@@ -123,38 +123,109 @@ static void test_floor_gives_way(void)
 
 	CHECK(VRQ_SAFE_ROUND_NS == MS(5000));
 	/* 20,000 per CPU x 250 us = 5 s exactly: the floor still holds */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 40000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 40000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
 	/* one more task per CPU and it gives way */
-	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 40002, 2, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, 40002, 2, &why);
 	CHECK(slice < US(250) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	CHECK(20001 * slice <= VRQ_SAFE_ROUND_NS);
 	/* the 100,000 threads on 2 CPUs */
-	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 100000, 2, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, 100000, 2, &why);
 	CHECK(slice == US(100) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* at every count the floor can hold, the round is within the safe round */
 	for (n = 2; n <= 2 * VRQ_SAFE_ROUND_NS / VRQ_SLICE_TIMER_MIN_NS; n = n * 3 / 2 + 1) {
-		slice = vrq_effective_slice(MS(6), US(250), MS(1000), n, 2, &why);
+		slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, n, 2, &why);
 		CHECK((n / 2) * slice <= VRQ_SAFE_ROUND_NS || why == VRQ_SLICE_FULL);
 		CHECK(slice >= VRQ_SLICE_TIMER_MIN_NS);
 	}
 	/* past 100,000 per CPU not even the shortest slice holds the round: it stays at that minimum */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 200000, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 200000, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
 	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 200002, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 200002, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
 	      why == VRQ_SLICE_ROUND_OVER);
 	/* a longer --max-round-ms than the floor's round still never passes the safe round */
-	slice = vrq_effective_slice(MS(6), US(250), MS(5000), 100000, 1, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(5000), 0, 100000, 1, &why);
 	CHECK(100000 * slice <= VRQ_SAFE_ROUND_NS && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* kernel threads still keep rr_interval at any count */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 1000000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 1000000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+}
+
+/*
+ * Target latency: the slice shrinks so that the runnable tasks per CPU each get one within the target,
+ * down to target / 8; the long-queue rules take over beyond that.
+ */
+static void test_target_latency(void)
+{
+	u32 why = 99;
+
+	/* off: BFS */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 4, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	/* one task per CPU: running alone, nothing waits: the full slice */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	/* 4 waiting on 2 CPUs: 3 runnable per CPU, 6 ms / 3 = 2 ms */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 4, 2, &why) == MS(2) && why == VRQ_SLICE_TARGET);
+	/* 1 waiting on 2 CPUs counts as one more per CPU (it waits on one of them): 6 / 2 = 3 ms */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 1, 2, &why) == MS(3) && why == VRQ_SLICE_TARGET);
+	/* 100 waiting: floored at 6 ms / 8 = 750 us */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 100, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	/* a target above what the queue needs changes nothing */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(100), 4, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	/* long queues: the round rule takes over below the target's floor, as before */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 100000, 2, &why) == US(100) &&
+	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
+	/* continuous where the rules meet: 1,333 per CPU x 750 us = 1 s */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 2666, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 2800, 2, &why) == MS(1000) / 1400 &&
+	      why == VRQ_SLICE_FIT_ROUND);
+	/* kernel threads keep rr_interval */
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), MS(6), 4, 2, 1, NULL) == MS(6));
+}
+
+/* Wake-up credit: only on a wake-up, only with slice left, as a share of the deadline offset. */
+static void test_wakeup_credit(void)
+{
+	u64 off0 = vrq_deadline(0, 0, MS(6)), off19 = vrq_deadline(0, 19, MS(6));
+
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), off0, 100) == off0);
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), off0, 50) == off0 / 2);
+	CHECK(vrq_wakeup_credit(MS(3), 1, MS(6), off0, 0) == 0);		/* off: BFS */
+	CHECK(vrq_wakeup_credit(MS(3), 0, MS(6), off0, 100) == 0);		/* not a wake-up */
+	CHECK(vrq_wakeup_credit(US(50), 1, MS(6), off0, 100) == 0);		/* its slice ran out: no credit */
+	CHECK(vrq_wakeup_credit(-1000, 1, MS(6), off0, 100) == 0);
+	/* the credited deadline is never before now */
+	CHECK(off0 - vrq_wakeup_credit(MS(3), 1, MS(6), off0, 100) == 0);
+	CHECK(off19 - vrq_wakeup_credit(MS(3), 1, MS(6), off19, 75) > 0);
+	/* with 75% a woken nice-0 task is ahead of a nice-0 hog queued since it renewed 2 slices ago ... */
+	CHECK(MS(1000) + off0 - vrq_wakeup_credit(MS(3), 1, MS(6), off0, 75) < MS(1000) - MS(12) + off0);
+	/* ... and with 50% not of one that renewed 4 slices ago */
+	CHECK(MS(1000) + off0 - vrq_wakeup_credit(MS(3), 1, MS(6), off0, 50) > MS(1000) - MS(24) + off0);
+	/* the credited renewal keeps the rest of the slice, at most what the queue allows now */
+	CHECK(vrq_credited_slice(MS(2), MS(6)) == MS(2));
+	CHECK(vrq_credited_slice(MS(5), MS(3)) == MS(3));
+}
+
+/* Sync hand-off: only a sync wake-up, onto a waker the task may use, with nothing waiting there. */
+static void test_sync_handoff(void)
+{
+	CHECK(vrq_sync_handoff(1, 1, 1, 0, 0));
+	CHECK(!vrq_sync_handoff(0, 1, 1, 0, 0));	/* off */
+	CHECK(!vrq_sync_handoff(1, 0, 1, 0, 0));	/* not sync */
+	CHECK(!vrq_sync_handoff(1, 1, 0, 0, 0));	/* not allowed on the waker */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 1, 0));	/* a task waits in the waker's local queue */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 3));	/* tasks wait in the waker's run queue */
 }
 
 static void test_expiry_and_clocks(void)
 {
-	CHECK(vrq_slice_expired(0));
-	CHECK(vrq_slice_expired(-5));
-	CHECK(vrq_slice_expired(US(99)));
-	CHECK(!vrq_slice_expired(US(100)));
+	CHECK(vrq_slice_expired(0, MS(6)));
+	CHECK(vrq_slice_expired(-5, MS(6)));
+	CHECK(vrq_slice_expired(US(99), MS(6)));
+	CHECK(!vrq_slice_expired(US(100), MS(6)));
+	/* against a short slice, an eighth of it: 100 us slices with 95 us left are not used up */
+	CHECK(!vrq_slice_expired(US(95), US(100)));
+	CHECK(vrq_slice_expired(US(12), US(100)));
+	CHECK(!vrq_slice_expired(US(13), US(100)));
+	CHECK(!vrq_slice_expired(US(40), US(50)));
 
 	CHECK(vrq_deadline_expired(100, 100));
 	CHECK(vrq_deadline_expired(100, 200));
@@ -162,11 +233,13 @@ static void test_expiry_and_clocks(void)
 	CHECK(!vrq_deadline_expired(5, (u64)-5));	/* wrap-safe */
 
 	/* a used-up slice always renews; a passed deadline only on a wake-up, not for a preempted task */
-	CHECK(vrq_renew_deadline(US(50), MS(10), MS(5), 0));
-	CHECK(vrq_renew_deadline(US(50), MS(10), MS(5), 1));
-	CHECK(vrq_renew_deadline(US(200), MS(10), MS(20), 1));
-	CHECK(!vrq_renew_deadline(US(200), MS(10), MS(20), 0));
-	CHECK(!vrq_renew_deadline(US(200), MS(30), MS(20), 1));
+	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 0));
+	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 1));
+	CHECK(vrq_renew_deadline(US(200), MS(6), MS(10), MS(20), 1));
+	CHECK(!vrq_renew_deadline(US(200), MS(6), MS(10), MS(20), 0));
+	CHECK(!vrq_renew_deadline(US(200), MS(6), MS(30), MS(20), 1));
+	/* a 100 us turn cut short after 5 us keeps its deadline (no second round without a run) */
+	CHECK(!vrq_renew_deadline(US(95), US(100), MS(10), MS(20), 0));
 
 	/* a deadline 30 ms ahead on the source clock stays 30 ms ahead on the destination clock */
 	CHECK(vrq_rebase_deadline(MS(130), MS(100), MS(500)) == MS(530));
@@ -343,6 +416,22 @@ static void test_delay_placement(void)
 	CHECK(vrq_delay_expired(~0ULL - US(10), US(40), US(50)));	/* clock wrap */
 }
 
+/*
+ * select_cpu -> enqueue: a sync wake-up's flag is read once. The next wake-up of a task allowed on one
+ * CPU only skips select_cpu; its enqueue must read "not sync" (and so may preempt), not the old flag.
+ */
+static void test_wake_handoff(void)
+{
+	u8 sync_wakeup = 0;
+
+	sync_wakeup = 1;			/* select_cpu: a sync wake-up */
+	CHECK(vrq_take_once(&sync_wakeup) == 1);	/* its enqueue: no preemption */
+	CHECK(!vrq_may_preempt(VRQ_SCHED_NORMAL, 1));
+	/* the next wake-up, select_cpu skipped: enqueue sees a plain wake-up that may preempt */
+	CHECK(vrq_take_once(&sync_wakeup) == 0);
+	CHECK(vrq_may_preempt(VRQ_SCHED_NORMAL, vrq_take_once(&sync_wakeup)));
+}
+
 static void test_sticky(void)
 {
 	u64 offset = vrq_sticky_offset(MS(6));
@@ -363,6 +452,73 @@ static void test_sticky(void)
 	CHECK(vrq_sticky_priodl(a, 0) == a);
 }
 
+/*
+ * --queue cpu --sticky, CPU hogs at nice 0, rr_interval 6 ms: CPU A runs one hog; CPU B runs one and
+ * has @b_waiting queued; A's queue has @a_waiting. When A's hog's slice ends, A compares its renewed
+ * priodl with B's head, sticky to B, queued 12 ms ago (its deadline was set when it left B's CPU, then).
+ * Does A take B's head?
+ */
+static int lone_cpu_takes_sticky_head(u64 b_waiting, u64 a_waiting)
+{
+	const u64 rr = MS(6), now = MS(10000);
+	u64 prev = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now, 0, rr));
+	u64 head = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now - MS(12), 0, rr));
+
+	if (vrq_sticky_holds(b_waiting, 1, a_waiting, 1))
+		head = vrq_sticky_priodl(head, vrq_sticky_offset(rr));
+	return head < prev;
+}
+
+static void test_sticky_claim_lapses(void)
+{
+	/* the nice-19 offset dwarfs any wait of a hog: without a limit A would never take it */
+	CHECK(vrq_sticky_offset(MS(6)) > 20 * MS(8));
+	/* three hogs against one (two waiting, none): taking one evens them out, the claim lapses */
+	CHECK(lone_cpu_takes_sticky_head(2, 0));
+	CHECK(lone_cpu_takes_sticky_head(3, 1));
+	/* the 2:1 split (one waiting, none), or queues already even: moving would only swap, it holds */
+	CHECK(!lone_cpu_takes_sticky_head(1, 0));
+	CHECK(!lone_cpu_takes_sticky_head(2, 1));
+	CHECK(!lone_cpu_takes_sticky_head(1, 1));
+	/* queues of several CPUs compare waiting tasks per CPU: 2 on 4 CPUs against none on 1 is 1/2
+	 * per CPU more, and moving one (-1/4 there, +1 here) would leave 3/4 the other way: holds ... */
+	CHECK(vrq_sticky_holds(2, 4, 0, 1));
+	/* ... 4 on 4 CPUs (1 each) against none: moving one leaves 1/4 the other way, closer: lapses */
+	CHECK(!vrq_sticky_holds(4, 4, 0, 1));
+	CHECK(!vrq_sticky_holds(2, 0, 0, 0));	/* a queue of no CPUs counts as one */
+}
+
+static void test_hist_bucket(void)
+{
+	u32 b;
+	int ok = 1;
+
+	CHECK(vrq_hist_bucket(0) == 0);
+	CHECK(vrq_hist_bucket(999) == 0);		/* below 1 us */
+	CHECK(vrq_hist_bucket(US(1)) == 1);		/* [1, 2) us */
+	CHECK(vrq_hist_bucket(US(2) - 1) == 1);
+	CHECK(vrq_hist_bucket(US(2)) == 2);		/* [2, 4) us */
+	CHECK(vrq_hist_bucket(US(3)) == 2);
+	CHECK(vrq_hist_bucket(MS(6)) == 13);		/* 6000 us in [4096, 8192) */
+	CHECK(vrq_hist_bucket(MS(1000)) == 20);		/* 1e6 us in [2^19, 2^20) */
+	/* every bucket's lower edge lands in it, and one less in the bucket before */
+	for (b = 1; b < VRQ_HIST_BUCKETS - 1; b++) {
+		u64 lower = US(1ULL << (b - 1));
+
+		ok &= vrq_hist_bucket(lower) == b && vrq_hist_bucket(lower - 1) == b - 1;
+	}
+	CHECK(ok);
+	CHECK(vrq_hist_bucket(US(1ULL << 24) - 1) == VRQ_HIST_BUCKETS - 2);	/* just under 16.8 s */
+	CHECK(vrq_hist_bucket(US(1ULL << 24)) == VRQ_HIST_BUCKETS - 1);		/* 16.8 s and more */
+	CHECK(vrq_hist_bucket(~0ULL) == VRQ_HIST_BUCKETS - 1);
+
+	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 0) == VRQ_LAT_NORMAL);
+	CHECK(vrq_lat_class(VRQ_SCHED_BATCH, 0) == VRQ_LAT_BATCH);
+	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 0) == VRQ_LAT_IDLE);
+	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 1) == VRQ_LAT_KTHREAD);
+	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 1) == VRQ_LAT_KTHREAD);
+}
+
 int main(void)
 {
 	test_prio_ratio();
@@ -371,6 +527,9 @@ int main(void)
 	test_task_prio_and_preempt();
 	test_effective_slice();
 	test_floor_gives_way();
+	test_target_latency();
+	test_wakeup_credit();
+	test_sync_handoff();
 	test_expiry_and_clocks();
 	test_cpu_distance();
 	test_queue_of();
@@ -380,7 +539,10 @@ int main(void)
 	test_cpu_scaled();
 	test_select_order();
 	test_delay_placement();
+	test_wake_handoff();
 	test_sticky();
+	test_sticky_claim_lapses();
+	test_hist_bucket();
 	test_simulated_shares();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

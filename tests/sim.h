@@ -45,7 +45,7 @@ static inline void sim_run(struct sim_task *t, int n, u64 rr_ns, u64 tick_ns, u6
 		u64 best_key = 0;
 
 		/* the task that ran is refreshed (refresh_deadline on prev); queued ones keep theirs */
-		if (cur >= 0 && (vrq_slice_expired(t[cur].time_slice) ||
+		if (cur >= 0 && (vrq_slice_expired(t[cur].time_slice, rr_ns) ||
 				 vrq_deadline_expired(t[cur].deadline, now))) {
 			t[cur].time_slice = (s64)rr_ns;
 			t[cur].deadline = vrq_deadline(now, t[cur].nice, rr_ns);

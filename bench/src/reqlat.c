@@ -87,7 +87,10 @@ static void *worker_main(void *arg)
 			nsamples++;
 		}
 		pthread_mutex_unlock(&lock);
-		atomic_store(&w->state, DONE);
+		// REQUEST -> DONE, unless the run ended meanwhile (QUIT must not be overwritten)
+		s = REQUEST;
+		if (!atomic_compare_exchange_strong(&w->state, &s, DONE))
+			return NULL;
 		atomic_fetch_add(&completions, 1);
 		futex_wake(&completions, 1);
 	}

@@ -203,7 +203,7 @@ def main():
         "codebase": codebase.generate(f"/tmp/vrqbench-codebase-{units}", units),
     }
     with open(os.path.join(out, "machine.json"), "w") as f:
-        json.dump(machine(ncpu), f, indent=1)
+        json.dump(machine(ncpu, out), f, indent=1)
 
     print(f"bench: {len(order) - len(todo)} of {len(order)} steps already done; {len(todo)} to run", flush=True)
     for i, (w, s, r) in enumerate(todo):
@@ -220,8 +220,8 @@ def main():
     progress(len(order), len(order), "done")
 
 
-def machine(ncpu):
-    info = {"kernel": os.uname().release, "cpus": ncpu}
+def machine(ncpu, out):
+    info = {"kernel": os.uname().release, "cpus": ncpu, **instrument(out)}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -232,6 +232,26 @@ def machine(ncpu):
     except OSError:
         pass
     return info
+
+
+def instrument(out):
+    """What the numbers were measured on: tools/vm/vm-run writes its QEMU version, TCG thread mode and
+    clock (host, or instruction-counted) into the run's folder; without it the run was native."""
+    path = os.path.join(out, "instrument")
+    if not os.path.exists(path):
+        return {"instrument": "native"}
+    fields = {}
+    with open(path) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    if fields.get("accel") == "kvm":
+        desc = f"{fields.get('qemu', 'QEMU ?')}, KVM"
+    else:
+        desc = f"{fields.get('qemu', 'QEMU ?')}, TCG {fields.get('tcg_threads', '?')}-threaded, clock {fields.get('clock', '?')}"
+    return {"instrument": desc, "qemu": fields.get("qemu"), "accel": fields.get("accel"),
+            "tcg_threads": fields.get("tcg_threads"), "clock": fields.get("clock"),
+            "host_cores": int(fields["host_cores"]) if fields.get("host_cores", "").isdigit() else None}
 
 
 if __name__ == "__main__":

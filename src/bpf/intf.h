@@ -97,6 +97,9 @@ enum vrq_stat {
 	VRQ_STAT_SLICE_TIMER,		/* a shrunk slice ended by the slice timer, before the next tick */
 	VRQ_STAT_FLOOR_GAVE_WAY,	/* slice below --min-slice-us: the floor would hold the round past half the watchdog */
 	VRQ_STAT_ROUND_OVER,		/* ... and even the shortest slice leaves the round past half the watchdog */
+	VRQ_STAT_TARGET_SHRUNK,		/* slice shortened to the target latency (--target-latency-ms) */
+	VRQ_STAT_WAKE_CREDIT,		/* woken with its deadline passed: new deadline backdated (--wake-credit) */
+	VRQ_STAT_SYNC_HANDOFF,		/* sync wake-up run on the waker's CPU (--sync-handoff) */
 	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
@@ -133,6 +136,32 @@ struct vrq_cpu_topo {
 /* The per-CPU counter block (one slot of the `stats` per-CPU array). */
 struct vrq_stats {
 	u64 counters[VRQ_NR_STATS];
+};
+
+/*
+ * Latency histograms, one slot of the `lat_hists` per-CPU array each (each CPU counts into its own, no
+ * atomics; the loader sums them): how long tasks waited until they ran -- after a wake-up, or after
+ * being descheduled still runnable (preempted, slice used up) -- and how long each run lasted, per
+ * class of task, in log2 buckets of microseconds (vrq_hist_bucket() in policy.h):
+ * bucket 0 is < 1 us, bucket b (1..VRQ_HIST_BUCKETS-2) is [2^(b-1), 2^b) us, the last one is 2^24 us
+ * (16.8 s) and more.
+ */
+enum vrq_lat_class {
+	VRQ_LAT_NORMAL		= 0,	/* SCHED_NORMAL user tasks */
+	VRQ_LAT_BATCH		= 1,	/* SCHED_BATCH user tasks */
+	VRQ_LAT_IDLE		= 2,	/* SCHED_IDLE user tasks */
+	VRQ_LAT_KTHREAD		= 3,	/* kernel threads, whatever their policy */
+	VRQ_NR_LAT_CLASSES	= 4,
+};
+
+enum vrq_lat_consts {
+	VRQ_HIST_BUCKETS	= 26,
+};
+
+struct vrq_lat_hists {
+	u64 wake[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* woken (runnable) -> running */
+	u64 requeue[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];	/* descheduled still runnable -> running */
+	u64 run[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* running -> stopping */
 };
 
 /* Per-queue state, read by the loader for queue-depth stats. */

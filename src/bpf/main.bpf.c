@@ -24,6 +24,9 @@ const volatile u32 queue_mode = VRQ_QUEUE_LLC;
 const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
+const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
+const volatile u32 wake_credit_pct = 0;		/* 0: off (BFS: a passed deadline renews from now) */
+const volatile bool sync_handoff = false;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
@@ -48,6 +51,21 @@ struct {
 	__type(key, u32);
 	__type(value, struct vrq_stats);
 } stats SEC(".maps");
+
+/*
+ * Wait and run-length histograms (struct vrq_lat_hists, intf.h), always on. VRQ_LAT_HIST=0 at build
+ * time compiles the recording out (the map stays, all zero): only to measure what it costs.
+ */
+#ifndef VRQ_LAT_HIST
+#define VRQ_LAT_HIST 1
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct vrq_lat_hists);
+} lat_hists SEC(".maps");
 
 /* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
 struct cpu_ctx {
@@ -142,9 +160,15 @@ struct task_ctx {
 				 * enqueue counts the task as delay-placed and clears it (-1: not placed) */
 	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
 	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
-	u8 sync_wakeup;		/* set by select_cpu for enqueue */
+	u8 sync_wakeup;		/* set by select_cpu for the enqueue of the same wake-up, which takes
+				 * (clears) it; running clears it too (a task handed to an idle CPU
+				 * is never enqueued) */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
 	u8 kernel_wakeup;	/* a kernel thread queued by its wake-up: VRQ_PRIO_KERNEL until it runs */
+	/* latency histograms */
+	u8 wait_requeue;	/* the wait was begun by a deschedule, not a wake-up */
+	u64 wait_since;		/* when it became runnable or was descheduled still runnable; 0: not waiting */
+	u64 run_since;		/* when it started running */
 };
 
 struct {
@@ -168,6 +192,29 @@ static __always_inline void stat_add(u32 idx, u64 n)
 static __always_inline void stat_inc(u32 idx)
 {
 	stat_add(idx, 1);
+}
+
+/*
+ * Count the time from @since to @now in this CPU's histogram @kind (0 wake, 1 requeue, 2 run) of @p's
+ * latency class. Signed: @since may come from another CPU's clock, a little ahead of this one.
+ */
+static __always_inline void lat_record(const struct task_struct *p, u32 kind, u64 since, u64 now)
+{
+#if VRQ_LAT_HIST
+	s64 ns = (s64)(now - since);
+	u32 zero = 0, cls = vrq_lat_class(p->policy, !!(p->flags & PF_KTHREAD));
+	u32 b = vrq_hist_bucket(ns > 0 ? ns : 0);
+	struct vrq_lat_hists *h = bpf_map_lookup_elem(&lat_hists, &zero);
+
+	if (!h || cls >= VRQ_NR_LAT_CLASSES || b >= VRQ_HIST_BUCKETS)
+		return;
+	if (kind == 0)
+		h->wake[cls][b]++;
+	else if (kind == 1)
+		h->requeue[cls][b]++;
+	else
+		h->run[cls][b]++;
+#endif
 }
 
 static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
@@ -253,7 +300,7 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
  */
 static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *why)
 {
-	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, scx_bpf_dsq_nr_queued(q),
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, target_latency_ns, scx_bpf_dsq_nr_queued(q),
 			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
 }
 
@@ -312,18 +359,27 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 	}
 
 	slice = task_slice(p, q, &slice_rule);
-	if (vrq_renew_deadline(tctx->time_slice, tctx->deadline, niffies, woken)) {
+	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		if (slice < rr_interval_ns)
 			stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		if (slice_rule == VRQ_SLICE_TARGET)
+			stat_inc(VRQ_STAT_TARGET_SHRUNK);
 		if (slice_rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
 			stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
 		if (slice_rule == VRQ_SLICE_ROUND_OVER)
 			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
+		u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
+		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
-		tctx->time_slice = slice;
-		tctx->deadline = vrq_group_deadline(niffies, task_nice(p), slice, group_n * depth_n);
+		if (credit) {
+			tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
+			stat_inc(VRQ_STAT_WAKE_CREDIT);
+		} else {
+			tctx->time_slice = slice;
+		}
+		tctx->deadline = niffies + offset - credit;
 		stat_inc(VRQ_STAT_NEW_DEADLINE);
 		if (group_n > 1)
 			stat_inc(VRQ_STAT_GROUP_SCALED);
@@ -527,6 +583,15 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
 	tctx->delay_cold = -1;
 
+	/* the waker is about to sleep and nothing else waits for its CPU: run the wakee there */
+	if (vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+			     scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL), scx_bpf_dsq_nr_queued(queue_of_cpu(waker)))) {
+		refresh_deadline(p, tctx, queue_of_cpu(waker), true);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+		stat_inc(VRQ_STAT_SYNC_HANDOFF);
+		return waker;
+	}
+
 	/* delayed migration: only wake-ups and forks, and only onto a warm waker that may run the task */
 	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),
 					bpf_cpumask_test_cpu(waker, p->cpus_ptr), 0) &&
@@ -620,7 +685,7 @@ static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
  * will find the task by scanning the queues); else, on a wake-up, BFS try_preempt: preempt the allowed
  * CPU running the largest priodl if the waking task's is smaller.
  */
-static void find_cpu_for(struct task_struct *p, struct task_ctx *tctx, u64 priodl, bool wakeup)
+static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
 {
 	u64 worst_priodl = 0;
 	s32 worst_cpu = -1;
@@ -644,7 +709,7 @@ static void find_cpu_for(struct task_struct *p, struct task_ctx *tctx, u64 priod
 	}
 	if (!wakeup)
 		return;
-	if (!vrq_may_preempt(p->policy, tctx->sync_wakeup)) {
+	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
 		return;
 	}
@@ -659,6 +724,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 q = queue_of_cpu(cpu);
+	bool sync_wakeup;
 	u64 priodl;
 
 	if (!tctx) {
@@ -666,6 +732,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
+	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
 	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	/* vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks */
 	tctx->kernel_wakeup = (enq_flags & SCX_ENQ_WAKEUP) && (p->flags & PF_KTHREAD);
@@ -711,7 +778,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (scx_bpf_task_running(p) && p->scx.slice > 0)
 		return;
-	find_cpu_for(p, tctx, priodl, enq_flags & SCX_ENQ_WAKEUP);
+	find_cpu_for(p, priodl, enq_flags & SCX_ENQ_WAKEUP, sync_wakeup);
 }
 
 /*
@@ -789,11 +856,16 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		if (q != own && !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
 			continue;
 		key = head->scx.dsq_vtime;
-		/* BFS sticky: a task another CPU had to leave counts as later anywhere but there */
+		/*
+		 * BFS sticky: a task another CPU had to leave counts as later anywhere but there, unless
+		 * taking it evens out the two queues
+		 */
 		if (sticky_tasks && q != own) {
 			struct task_ctx *hctx = task_ctx_of(head);
 
-			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q) {
+			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
+			    vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
+					     scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)])) {
 				if (key < sticky_raw)
 					sticky_raw = key;
 				key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
@@ -920,7 +992,14 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
+#if VRQ_LAT_HIST
+	if (tctx->wait_since)
+		lat_record(p, tctx->wait_requeue, tctx->wait_since, tctx->last_charged);
+	tctx->wait_since = 0;
+	tctx->run_since = tctx->last_charged;
+#endif
 	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
+	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
 	if (tctx->sticky_cpu >= 0) {
 		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
 		tctx->sticky_cpu = -1;
@@ -997,7 +1076,17 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 	struct cpu_ctx *cctx = cpu_ctx_of(scx_bpf_task_cpu(p));
 
 	if (tctx) {
-		charge_slice(tctx, scx_bpf_now());
+		u64 now = scx_bpf_now();
+
+		charge_slice(tctx, now);
+#if VRQ_LAT_HIST
+		if (tctx->run_since)
+			lat_record(p, 2, tctx->run_since, now);
+		tctx->run_since = 0;
+		/* still runnable: it waits from now until it runs again */
+		tctx->wait_since = runnable ? now : 0;
+		tctx->wait_requeue = 1;
+#endif
 		/* BFS sticky: it leaves this CPU involuntarily (preempted or out of slice), not by yielding */
 		if (sticky_tasks && runnable && !tctx->yielded) {
 			tctx->sticky_cpu = scx_bpf_task_cpu(p);
@@ -1032,14 +1121,23 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 	return false;
 }
 
-/* Group accounting: count the group's runnable tasks while this one is runnable. */
+/*
+ * A task becomes runnable (woken, or new): its wake-up wait starts (latency histograms); with group
+ * accounting, count the group's runnable tasks while this one is runnable.
+ */
 void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx;
 	s64 one = 1, *n;
 	u32 group;
 
-	if (group_mode == VRQ_GROUP_OFF || !(tctx = task_ctx_of(p)))
+	if (!(tctx = task_ctx_of(p)))
+		return;
+#if VRQ_LAT_HIST
+	tctx->wait_since = scx_bpf_now();
+	tctx->wait_requeue = 0;
+#endif
+	if (group_mode == VRQ_GROUP_OFF)
 		return;
 	group = group_of(p);
 	tctx->group = group;

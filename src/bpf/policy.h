@@ -7,17 +7,19 @@
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
+ *   - select_cpu -> enqueue hand-off .. vrq_take_once()
  *   - slice under long queues ......... vrq_effective_slice() (the floor that gives way), vrq_task_slice()
  *   - CPU-selection / locality order .. vrq_select_step() (VRQ's best_mask_cpu, frequency-aware),
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
  *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired()
- *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl()
+ *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl(), vrq_sticky_holds()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
  *   - group accounting (BFS) .......... vrq_group_deadline()
  *   - fork-depth penalty (BFS) ........ vrq_fork_depth_scale()
+ *   - latency histograms .............. vrq_hist_bucket(), vrq_lat_class()
  */
 #ifndef __VRQ_POLICY_H
 #define __VRQ_POLICY_H
@@ -153,6 +155,19 @@ static __always_inline u32 vrq_task_prio(u32 policy, int exiting, int kernel_wak
 	return VRQ_PRIO_NORMAL;
 }
 
+/*
+ * A one-shot fact select_cpu() hands to the enqueue() of the same wake-up (a sync wake-up). Reading it
+ * clears it: select_cpu() is skipped for a task allowed on one CPU only, and for such a wake-up
+ * enqueue() must read "not sync", not what an earlier wake-up left behind.
+ */
+static __always_inline int vrq_take_once(u8 *flag)
+{
+	int v = *flag;
+
+	*flag = 0;
+	return v;
+}
+
 /* BFS: SCHED_BATCH never preempts on wake-up; neither does a sync wake-up (the waker is about to sleep). */
 static __always_inline int vrq_may_preempt(u32 policy, int sync_wakeup)
 {
@@ -169,27 +184,38 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
 }
 
 /*
- * Slice under long queues. A fixed rr_interval makes one round of the queue last
- * nr_queued_per_cpu * rr_interval: 10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext
- * watchdog. While a round would exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu,
- * never below @min_slice_ns (a floor for throughput: shorter turns are mostly switching). Short queues
- * (the normal case) keep rr_interval exactly.
+ * The slice, by how many tasks a queue holds (@nr_queued waiting, beside the @nr_cpus_serving running).
  *
- * The floor gives way when it would hold the round past VRQ_SAFE_ROUND_NS (half the watchdog: 100,000
- * runnable tasks on 2 CPUs at 250 us are a 12.5 s round): the slice becomes safe_round / per_cpu, down
- * to VRQ_SLICE_TIMER_MIN_NS, the shortest slice the slice timer still ends as asked. Past that no slice
- * can hold the round: it stays at that minimum and the round grows with the queue (VRQ_SLICE_ROUND_OVER;
- * the watchdog's other half is the margin left).
+ * Short queues keep rr_interval exactly (BFS). Three rules shorten it as the queue grows:
+ *
+ * 1. Target latency (@target_ns, 0 = off): while the runnable tasks per CPU (the waiting ones plus the
+ *    running one) would take longer than the target to each get a slice, the slice shrinks to
+ *    target / runnable-per-CPU, never below target / VRQ_TARGET_FLOOR_DIV (the ratio CFS kept between
+ *    its sched_latency and its min_granularity). The deadline offset shrinks with the slice, so the
+ *    deadlines order the queue at the same finer grain: under saturation a task waits a few short
+ *    slices, not a few rr_intervals.
+ * 2. Long queues: a fixed rr_interval makes one round of the queue last nr_queued_per_cpu * slice:
+ *    10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext watchdog. While a round would
+ *    exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu, never below
+ *    @min_slice_ns (a floor for throughput: shorter turns are mostly switching).
+ * 3. The floor gives way when it would hold the round past VRQ_SAFE_ROUND_NS (half the watchdog:
+ *    100,000 runnable tasks on 2 CPUs at 250 us are a 12.5 s round): the slice becomes
+ *    safe_round / per_cpu, down to VRQ_SLICE_TIMER_MIN_NS, the shortest slice the slice timer still
+ *    ends as asked. Past that no slice can hold the round: it stays at that minimum and the round grows
+ *    with the queue (VRQ_SLICE_ROUND_OVER; the watchdog's other half is the margin left).
  *
  * @why, if not NULL, gets which of these rules gave the slice (enum vrq_slice_rule).
  */
 enum vrq_slice_rule {
-	VRQ_SLICE_FULL		= 0,	/* rr_interval: the round fits --max-round-ms */
-	VRQ_SLICE_FIT_ROUND	= 1,	/* shrunk to fit --max-round-ms (or held at --min-slice-us) */
-	VRQ_SLICE_FLOOR_GAVE_WAY = 2,	/* below --min-slice-us, to keep the round within the safe round */
-	VRQ_SLICE_ROUND_OVER	= 3,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
+	VRQ_SLICE_FULL		= 0,	/* rr_interval */
+	VRQ_SLICE_TARGET	= 1,	/* shrunk to the target latency (rule 1) */
+	VRQ_SLICE_FIT_ROUND	= 2,	/* shrunk to fit --max-round-ms, or held at --min-slice-us (rule 2) */
+	VRQ_SLICE_FLOOR_GAVE_WAY = 3,	/* below --min-slice-us, to keep the round within the safe round */
+	VRQ_SLICE_ROUND_OVER	= 4,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
 };
 
+/* Rule 1's floor: target / 8, as CFS's min_granularity was its sched_latency / 8. */
+#define VRQ_TARGET_FLOOR_DIV 8
 /* Half the watchdog: a queue's round may take this long at most while any slice can hold it. */
 #define VRQ_SAFE_ROUND_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 2)
 /*
@@ -200,29 +226,34 @@ enum vrq_slice_rule {
  */
 #define VRQ_SLICE_TIMER_MIN_NS (50ULL * VRQ_NSEC_PER_USEC)
 
-static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns,
+static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
 						u64 nr_queued, u64 nr_cpus_serving, u32 *why)
 {
-	u32 rule = VRQ_SLICE_FIT_ROUND;
-	u64 per_cpu, slice;
+	u32 rule = VRQ_SLICE_FULL;
+	u64 per_cpu, runnable, slice = rr_ns;
 
 	if (!nr_cpus_serving)
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
-	if (!per_cpu || per_cpu * rr_ns <= max_round_ns) {
-		slice = rr_ns;
-		rule = VRQ_SLICE_FULL;
-		goto out;
+	runnable = (nr_queued + nr_cpus_serving - 1) / nr_cpus_serving + 1;
+	if (target_ns && runnable * slice > target_ns) {
+		slice = target_ns / runnable;
+		if (slice < target_ns / VRQ_TARGET_FLOOR_DIV)
+			slice = target_ns / VRQ_TARGET_FLOOR_DIV;
+		rule = VRQ_SLICE_TARGET;
 	}
-	slice = max_round_ns / per_cpu;
-	if (slice < min_slice_ns) {
-		slice = min_slice_ns;
-		if (per_cpu * slice > VRQ_SAFE_ROUND_NS) {
-			slice = VRQ_SAFE_ROUND_NS / per_cpu;
-			rule = VRQ_SLICE_FLOOR_GAVE_WAY;
-			if (slice < VRQ_SLICE_TIMER_MIN_NS) {
-				slice = VRQ_SLICE_TIMER_MIN_NS;
-				rule = VRQ_SLICE_ROUND_OVER;
+	if (per_cpu && per_cpu * slice > max_round_ns) {
+		slice = max_round_ns / per_cpu;
+		rule = VRQ_SLICE_FIT_ROUND;
+		if (slice < min_slice_ns) {
+			slice = min_slice_ns;
+			if (per_cpu * slice > VRQ_SAFE_ROUND_NS) {
+				slice = VRQ_SAFE_ROUND_NS / per_cpu;
+				rule = VRQ_SLICE_FLOOR_GAVE_WAY;
+				if (slice < VRQ_SLICE_TIMER_MIN_NS) {
+					slice = VRQ_SLICE_TIMER_MIN_NS;
+					rule = VRQ_SLICE_ROUND_OVER;
+				}
 			}
 		}
 	}
@@ -230,7 +261,6 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
 		slice = rr_ns;
 		rule = VRQ_SLICE_FULL;
 	}
-out:
 	if (why)
 		*why = rule;
 	return slice;
@@ -241,26 +271,31 @@ out:
  * keep rr_interval, so that a kernel work item (the sched_ext watchdog's walks every runnable task)
  * finishes in one turn rather than one shrunk slice per round.
  */
-static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 nr_queued,
-					  u64 nr_cpus_serving, int kthread, u32 *why)
+static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
+					  u64 nr_queued, u64 nr_cpus_serving, int kthread, u32 *why)
 {
 	if (kthread) {
 		if (why)
 			*why = VRQ_SLICE_FULL;
 		return rr_ns;
 	}
-	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, nr_queued, nr_cpus_serving, why);
+	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, target_ns, nr_queued, nr_cpus_serving, why);
 }
 
 /*
  * A task's slice is used up when less than this is left (BFS's RESCHED_US): running it for a sliver
- * would cost more in switches than it gives.
+ * would cost more in switches than it gives. Against a short slice (long queues shrink it to 100 us and
+ * below) the threshold is an eighth of the slice instead: a task preempted moments into a 100 us turn
+ * (by a kernel thread's wake-up) has not used it up, and renewing its deadline would send it to the back
+ * of a 100,000-task queue for a second round without having run.
  */
 #define VRQ_RESCHED_NS (100 * VRQ_NSEC_PER_USEC)
 
-static __always_inline int vrq_slice_expired(s64 time_slice_left)
+static __always_inline int vrq_slice_expired(s64 time_slice_left, u64 slice_ns)
 {
-	return time_slice_left < (s64)VRQ_RESCHED_NS;
+	u64 threshold = slice_ns / 8 < VRQ_RESCHED_NS ? slice_ns / 8 : VRQ_RESCHED_NS;
+
+	return time_slice_left < (s64)threshold;
 }
 
 /* Is the deadline in the past of this queue's clock? (signed difference: wrap-safe) */
@@ -276,9 +311,10 @@ static __always_inline int vrq_deadline_expired(u64 deadline, u64 niffies)
  * keeps its place, or a task preempted moments into its turn -- after waiting a whole round, so its
  * deadline has long passed -- would go to the back and wait another round.
  */
-static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 deadline, u64 niffies, int woken)
+static __always_inline int vrq_renew_deadline(s64 time_slice_left, u64 slice_ns, u64 deadline, u64 niffies,
+					      int woken)
 {
-	return vrq_slice_expired(time_slice_left) || (woken && vrq_deadline_expired(deadline, niffies));
+	return vrq_slice_expired(time_slice_left, slice_ns) || (woken && vrq_deadline_expired(deadline, niffies));
 }
 
 /*
@@ -400,14 +436,81 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
 }
 
 /*
+ * Sync hand-off. A sync wake-up says the waker is about to sleep (a pipe write before the read that
+ * blocks, a futex hand-off): the wakee can run on the waker's CPU the moment it does, with the data it
+ * was handed still in that CPU's caches and no other CPU to wake (on an idle CPU a wake-up costs an IPI
+ * and the exit from idle, every round trip). Only when nothing else waits for that CPU -- neither in its
+ * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
+ * wakee may run.
+ */
+static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed,
+					    u64 waker_local_queued, u64 waker_queue_waiting)
+{
+	return enabled && sync_wakeup && waker_allowed && !waker_local_queued && !waker_queue_waiting;
+}
+
+/*
+ * Wake-up credit. BFS keeps a woken task's deadline while it has not passed, and gives it a new one from
+ * now once it has. A task that sleeps often (an interactive one, a worker waiting for requests) sees
+ * its deadline pass during a sleep every few wake-ups; from now, its new deadline is later than those
+ * of the CPU hogs of the same nice, running and queued, which renewed theirs within the last round. It
+ * may preempt a running hog, but the CPU it frees takes the earliest queued hog, not it: it waits for
+ * slices to end, the tail of its wake-up latency. With credit its new deadline is from now less
+ * @credit_pct of its deadline offset: at 100, now itself, ahead of every task that renewed its slice
+ * since (in a queue shorter than the offset: all of them).
+ *
+ * Only when it wakes with slice left: a task that used up its slice gets BFS's renewal. And the credited
+ * renewal keeps what is left of its slice (vrq_credited_slice) instead of a fresh one, so that the
+ * credit lasts one slice of CPU: a task that runs 1 ms and sleeps a moment, again and again, is credited
+ * at each wake-up only until its slice is used up, and then waits a deadline offset of wall time for
+ * its new deadline to pass before the next credit. Per offset it gains at most one slice of position,
+ * which is BFS's own bound for a sleeper keeping its deadline: CPU shares by nice do not change.
+ */
+static __always_inline u64 vrq_wakeup_credit(s64 time_slice_left, int woken, u64 slice_ns, u64 offset_ns,
+					     u32 credit_pct)
+{
+	if (!woken || vrq_slice_expired(time_slice_left, slice_ns))
+		return 0;
+	return offset_ns * credit_pct / 100;
+}
+
+/* The slice a credited task goes on with: what it had left, at most the slice the queue allows now. */
+static __always_inline s64 vrq_credited_slice(s64 time_slice_left, u64 slice_ns)
+{
+	return time_slice_left > (s64)slice_ns ? (s64)slice_ns : time_slice_left;
+}
+
+/*
  * Sticky tasks (BFS): a task descheduled while still runnable (preempted, or its slice ran out) is
  * sticky to the CPU it left, whose caches hold its working set. To any CPU outside that CPU's queue its
  * deadline counts as later by BFS's longest_deadline_diff -- the deadline offset of a nice 19 task, the
- * largest any normal task gets -- so another CPU takes it only when it has nothing better to do.
+ * largest any normal task gets -- so another CPU takes it only when it has nothing better to do, or
+ * when taking it evens out the two queues (vrq_sticky_holds).
  */
 static __always_inline u64 vrq_sticky_offset(u64 rr_ns)
 {
 	return vrq_prio_ratio(VRQ_NICE_MAX) * rr_ns / VRQ_PRIO_RATIO_BASE;
+}
+
+/*
+ * Does a sticky task's claim hold against a CPU of another queue? Not when taking it evens out the two
+ * queues: the nice-19 offset is longer than any CPU hog ever waits, so without a limit a CPU with
+ * three hogs beside one running a hog alone was never evened out (shares 0.33 against 1.00). Moving
+ * one task from the sticky queue (@src_queued waiting, served by @src_cpus) to this CPU's queue
+ * (@dst_queued waiting, @dst_cpus) narrows the difference of their waiting tasks per CPU,
+ * s/ns - d/nd, by 1/ns + 1/nd; it is evened out when that difference exceeds half of this:
+ * 2*s*nd > 2*d*ns + nd + ns. One CPU each: three hogs against one (two waiting, none) lapses; the 2:1
+ * split that an uneven count per CPU leaves (one waiting, none) holds, as moving would only swap it.
+ * (A limit on the time waited instead, one and a half slices, lapsed almost always in the emulated
+ * guest, where vCPUs stall: 1381 migrations against 1620 without --sticky.)
+ */
+static __always_inline int vrq_sticky_holds(u64 src_queued, u64 src_cpus, u64 dst_queued, u64 dst_cpus)
+{
+	if (!src_cpus)
+		src_cpus = 1;
+	if (!dst_cpus)
+		dst_cpus = 1;
+	return 2 * src_queued * dst_cpus <= 2 * dst_queued * src_cpus + dst_cpus + src_cpus;
 }
 
 /* A priodl as seen from outside the sticky CPU's queue: the deadline later by @offset_ns, saturating
@@ -419,6 +522,40 @@ static __always_inline u64 vrq_sticky_priodl(u64 priodl, u64 offset_ns)
 
 	dl = dl + add > dl_mask ? dl_mask : dl + add;
 	return (priodl & ~dl_mask) | dl;
+}
+
+/*
+ * Latency histograms (enum vrq_lat_class, struct vrq_lat_hists in intf.h): the log2 bucket of a
+ * duration, in microseconds -- 0 below 1 us, b for [2^(b-1), 2^b) us, the last bucket for 2^24 us
+ * (16.8 s) and more. A binary search for the highest set bit: no loop for the verifier to bound.
+ */
+static __always_inline u32 vrq_hist_bucket(u64 ns)
+{
+	u64 us = ns / VRQ_NSEC_PER_USEC;
+	u32 b = 0;
+
+	if (!us)
+		return 0;
+	if (us >> 32) { b += 32; us >>= 32; }
+	if (us >> 16) { b += 16; us >>= 16; }
+	if (us >> 8) { b += 8; us >>= 8; }
+	if (us >> 4) { b += 4; us >>= 4; }
+	if (us >> 2) { b += 2; us >>= 2; }
+	if (us >> 1) { b += 1; }
+	b += 1;		/* 1-based position of the highest set bit: us in [2^(b-1), 2^b) */
+	return b < VRQ_HIST_BUCKETS - 1 ? b : VRQ_HIST_BUCKETS - 1;
+}
+
+/* Which latency class a task's waits and runs are counted in. */
+static __always_inline u32 vrq_lat_class(u32 policy, int kthread)
+{
+	if (kthread)
+		return VRQ_LAT_KTHREAD;
+	if (policy == VRQ_SCHED_BATCH)
+		return VRQ_LAT_BATCH;
+	if (policy == VRQ_SCHED_IDLE)
+		return VRQ_LAT_IDLE;
+	return VRQ_LAT_NORMAL;
 }
 
 /* Which run queue a CPU uses under each --queue mode. */

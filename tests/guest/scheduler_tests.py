@@ -223,6 +223,33 @@ def deepest_descendant(pid):
         pid = int(kids[0])
 
 
+def test_latency_histograms(r, mode, c):
+    """The wait and run-length histograms under the stress: normal tasks' waits and runs are counted,
+    each class's bucket counts add up to its count, and every run that ended was begun by a wait that
+    ended (they differ by at most the runs in progress at the two readings, two per CPU; the
+    tasks that were running when the scheduler was loaded had no wait to end)."""
+    lat = c.get("lat", {})
+    normal = lat.get("normal", {})
+    r.check(f"{mode}/latency histograms: normal tasks' wake-up waits, requeued waits and runs counted",
+            normal.get("wake_n", 0) > 0 and normal.get("requeue_n", 0) > 0 and normal.get("run_n", 0) > 0,
+            f"normal={ {k: normal.get(k) for k in ('wake_n', 'requeue_n', 'run_n')} }")
+    bad = [f"{cls}.{kind}: {sum(v.get(kind + '_hist', []))} != {v.get(kind + '_n')}"
+           for cls, v in lat.items() for kind in ("wake", "requeue", "run")
+           if sum(v.get(kind + "_hist", [])) != v.get(kind + "_n")]
+    r.check(f"{mode}/latency histograms: bucket counts add up to each count", lat and not bad, "; ".join(bad))
+    waits = sum(v.get("wake_n", 0) + v.get("requeue_n", 0) for v in lat.values())
+    runs = sum(v.get("run_n", 0) for v in lat.values())
+    r.check(f"{mode}/latency histograms: waits ended match runs ended", abs(waits - runs) <= 2 * nr_cpus() + 2,
+            f"waits {waits} runs {runs}")
+    ordered = all(v.get(f"{k}_p50_us", 0) <= v.get(f"{k}_p99_us", 0) <= v.get(f"{k}_max_us", 0)
+                  for v in lat.values() for k in ("wake", "requeue", "run"))
+    r.check(f"{mode}/latency histograms: p50 <= p99 <= max", ordered, str(normal))
+    r.figure(f"stress {mode} latency (normal): wake n={normal.get('wake_n')} p50<={normal.get('wake_p50_us')}us "
+             f"p99<={normal.get('wake_p99_us')}us max<={normal.get('wake_max_us')}us; requeued "
+             f"p99<={normal.get('requeue_p99_us')}us; run p50<={normal.get('run_p50_us')}us "
+             f"p99<={normal.get('run_p99_us')}us")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", default="global,llc,cpu")
@@ -243,7 +270,7 @@ def main():
         try:
             test_load(r, sched, mode)
             test_lone_task(r, sched, mode)
-            test_stress(r, sched, mode, opts.stress_secs)
+            test_latency_histograms(r, mode, test_stress(r, sched, mode, opts.stress_secs))
             test_nice_share(r, sched, mode, opts.share_secs)
             test_idle_share(r, sched, mode, opts.idle_secs)
         finally:
