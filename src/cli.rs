@@ -88,6 +88,12 @@ pub struct Opts {
     #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
     pub sync_handoff: bool,
 
+    /// Preempt locally (true or false): a waking task that may preempt does so on the CPU handling its
+    /// wake-up when it beats the task running there too, instead of on the CPU running the latest
+    /// deadline (BFS): the CPU reschedules at once instead of after an IPI.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    pub preempt_local: bool,
+
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]

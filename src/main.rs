@@ -160,6 +160,7 @@ impl<'a> Scheduler<'a> {
         rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
         rodata.wake_credit_pct = opts.wake_credit;
         rodata.sync_handoff = opts.sync_handoff;
+        rodata.preempt_local = opts.preempt_local;
         rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
         rodata.yield_type = opts.yield_type;
         rodata.group_mode = opts.group_accounting.bpf_value();
@@ -174,7 +175,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms wake_credit={}% sync_handoff={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -185,6 +186,7 @@ impl<'a> Scheduler<'a> {
             opts.target_latency_ms,
             opts.wake_credit,
             opts.sync_handoff,
+            opts.preempt_local,
             opts.idle_bound_ms,
             opts.yield_type,
             opts.group_accounting,

@@ -114,6 +114,7 @@ vrq_metrics! {
     target_shrunk = vrq_stat_VRQ_STAT_TARGET_SHRUNK: "Slices shortened to the target latency (--target-latency-ms)",
     wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT: "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
     sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF: "Sync wake-ups run on the waker's CPU (--sync-handoff)",
+    preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL: "Wake-up preemptions of the CPU handling the wake-up (--preempt-local)",
     kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP: "Kernel threads woken, queued before user tasks for one run",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
@@ -181,7 +182,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
-             floorgave:{} roundover:{} target:{} wakecredit:{} synchandoff:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
+             floorgave:{} roundover:{} target:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
              freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
             self.enqueues,
             self.new_deadlines,
@@ -196,6 +197,7 @@ impl Metrics {
             self.target_shrunk,
             self.wake_credit,
             self.sync_handoff,
+            self.preempt_local,
             self.kernel_wakeups,
             self.niffies_rebase,
             self.yields,

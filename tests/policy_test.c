@@ -215,6 +215,16 @@ static void test_sync_handoff(void)
 	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 3));	/* tasks wait in the waker's run queue */
 }
 
+/* Local preemption: only where the wakee may run and beats the local task too. */
+static void test_preempt_local(void)
+{
+	CHECK(vrq_preempt_local(1, 1, 100, 200));
+	CHECK(!vrq_preempt_local(0, 1, 100, 200));	/* off: BFS's latest-deadline CPU */
+	CHECK(!vrq_preempt_local(1, 0, 100, 200));	/* not allowed here */
+	CHECK(!vrq_preempt_local(1, 1, 300, 200));	/* the local task is earlier */
+	CHECK(!vrq_preempt_local(1, 1, 100, 0));	/* idle: woken, never preempted */
+}
+
 static void test_expiry_and_clocks(void)
 {
 	CHECK(vrq_slice_expired(0, MS(6)));
@@ -530,6 +540,7 @@ int main(void)
 	test_target_latency();
 	test_wakeup_credit();
 	test_sync_handoff();
+	test_preempt_local();
 	test_expiry_and_clocks();
 	test_cpu_distance();
 	test_queue_of();

@@ -100,6 +100,7 @@ enum vrq_stat {
 	VRQ_STAT_TARGET_SHRUNK,		/* slice shortened to the target latency (--target-latency-ms) */
 	VRQ_STAT_WAKE_CREDIT,		/* woken with its deadline passed: new deadline backdated (--wake-credit) */
 	VRQ_STAT_SYNC_HANDOFF,		/* sync wake-up run on the waker's CPU (--sync-handoff) */
+	VRQ_STAT_PREEMPT_LOCAL,		/* ... of which the CPU handling the wake-up (--preempt-local) */
 	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */

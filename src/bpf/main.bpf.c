@@ -27,6 +27,7 @@ const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
 const volatile u32 wake_credit_pct = 0;		/* 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = false;	/* run a sync wake-up's wakee on the waker's CPU */
+const volatile bool preempt_local = false;	/* preempt the CPU handling the wake-up when it may */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
@@ -164,7 +165,7 @@ struct task_ctx {
 				 * (clears) it; running clears it too (a task handed to an idle CPU
 				 * is never enqueued) */
 	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
-	u8 kernel_wakeup;	/* a kernel thread queued by its wake-up: VRQ_PRIO_KERNEL until it runs */
+	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL until it sleeps or uses up its slice */
 	/* latency histograms */
 	u8 wait_requeue;	/* the wait was begun by a deschedule, not a wake-up */
 	u64 wait_since;		/* when it became runnable or was descheduled still runnable; 0: not waiting */
@@ -304,6 +305,18 @@ static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *w
 			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
 }
 
+/*
+ * The slice a task's deadline offset is computed from: its slice, except where the target latency gave
+ * it -- that rule shortens turns, not the offset (policy.h: vrq_effective_slice, rule 1).
+ */
+static __always_inline u64 deadline_slice(const struct task_struct *p, u32 q, u64 slice, u32 rule)
+{
+	if (rule != VRQ_SLICE_TARGET)
+		return slice;
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, 0, scx_bpf_dsq_nr_queued(q),
+			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), NULL);
+}
+
 /* The group a task belongs to under --group-accounting (0 when off). */
 static __always_inline u32 group_of(struct task_struct *p)
 {
@@ -370,9 +383,13 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-		u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
+		u64 offset = vrq_group_deadline(0, task_nice(p), deadline_slice(p, q, slice, slice_rule),
+						group_n * depth_n);
 		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
+		/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again
+		 * on its next wake-up) */
+		tctx->kernel_wakeup = 0;
 		if (credit) {
 			tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
 			stat_inc(VRQ_STAT_WAKE_CREDIT);
@@ -687,8 +704,9 @@ static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
  */
 static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
 {
+	struct cpu_ctx *local_ctx;
 	u64 worst_priodl = 0;
-	s32 worst_cpu = -1;
+	s32 worst_cpu = -1, local;
 	u32 cpu;
 
 	bpf_for(cpu, 0, nr_cpus) {
@@ -713,6 +731,15 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
 		return;
 	}
+	local = bpf_get_smp_processor_id();
+	local_ctx = cpu_ctx_of(local);
+	if (local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
+					   local_ctx->running_priodl)) {
+		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_PREEMPT_KICK);
+		stat_inc(VRQ_STAT_PREEMPT_LOCAL);
+		return;
+	}
 	if (worst_cpu >= 0 && vrq_should_preempt(priodl, worst_priodl)) {
 		scx_bpf_kick_cpu(worst_cpu, SCX_KICK_PREEMPT);
 		stat_inc(VRQ_STAT_PREEMPT_KICK);
@@ -734,10 +761,16 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_inc(VRQ_STAT_ENQUEUE);
 	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
 	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
-	/* vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks */
-	tctx->kernel_wakeup = (enq_flags & SCX_ENQ_WAKEUP) && (p->flags & PF_KTHREAD);
-	if (tctx->kernel_wakeup)
-		stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	/*
+	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
+	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
+	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
+	 */
+	if (enq_flags & SCX_ENQ_WAKEUP) {
+		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
+		if (tctx->kernel_wakeup)
+			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	}
 	priodl = task_priodl(p, tctx);
 	tctx->enq_at = scx_bpf_now();
 
@@ -998,7 +1031,6 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	tctx->wait_since = 0;
 	tctx->run_since = tctx->last_charged;
 #endif
-	tctx->kernel_wakeup = 0;	/* one run; after it, it competes as a normal task */
 	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
 	if (tctx->sticky_cpu >= 0) {
 		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);

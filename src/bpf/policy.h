@@ -36,7 +36,7 @@
  * kernel threads just woken (vrq_task_prio).
  */
 enum vrq_prio {
-	VRQ_PRIO_KERNEL	= 100,	/* a kernel thread just woken, for that one run: before user tasks */
+	VRQ_PRIO_KERNEL	= 100,	/* a kernel thread just woken, until it sleeps or uses up its slice */
 	VRQ_PRIO_NORMAL	= 101,	/* SCHED_NORMAL and SCHED_BATCH */
 	VRQ_PRIO_IDLE	= 102,	/* SCHED_IDLE: after every normal task */
 };
@@ -140,11 +140,13 @@ static __always_inline u32 vrq_priodl_prio(u64 priodl)
  * SCHED_IDLE runs after every normal task, except while it holds resources others may wait on (it is
  * exiting): then it runs as normal, as BFS's idleprio does.
  *
- * A kernel thread just woken runs before user tasks, for that one run (not BFS: BFS has no watchdog).
- * The kernel's own work -- softirqs, RCU, writeback, and sched_ext's watchdog work item, which must run
- * within half the watchdog timeout or the scheduler is ejected -- must not wait a whole round of a long
- * queue (10,000 runnable threads). A kernel thread that keeps running competes as a normal task from
- * its next slice on, so the kernel cannot crowd out user tasks through this.
+ * A kernel thread just woken runs before user tasks until it sleeps again or has used up its slice
+ * (not BFS: BFS has no watchdog). The kernel's own work -- softirqs, RCU, writeback, and sched_ext's
+ * watchdog work item, which must run within half the watchdog timeout or the scheduler is ejected --
+ * must not wait a whole round of a long queue (100,000 runnable threads: 5 s). That includes a kernel
+ * thread preempted, or descheduled at a cond_resched(), part-way through its slice: the watchdog item
+ * walks every runnable task and reschedules between CPUs. A kernel thread that keeps running competes
+ * as a normal task from its next slice on, so the kernel cannot crowd out user tasks through this.
  */
 static __always_inline u32 vrq_task_prio(u32 policy, int exiting, int kernel_wakeup)
 {
@@ -184,6 +186,18 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
 }
 
 /*
+ * Which CPU a waking task preempts. BFS: the one running the largest priodl. With @prefer_local, the CPU
+ * this wake-up is handled on, when the waking task may run there and beats what runs there too: a later
+ * task gives way all the same, the CPU reschedules at once instead of after an IPI, and the wakee starts
+ * where its waker (or its timer) just ran.
+ */
+static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed, u64 waking_priodl,
+					     u64 local_running_priodl)
+{
+	return prefer_local && local_allowed && vrq_should_preempt(waking_priodl, local_running_priodl);
+}
+
+/*
  * The slice, by how many tasks a queue holds (@nr_queued waiting, beside the @nr_cpus_serving running).
  *
  * Short queues keep rr_interval exactly (BFS). Three rules shorten it as the queue grows:
@@ -191,9 +205,12 @@ static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_pri
  * 1. Target latency (@target_ns, 0 = off): while the runnable tasks per CPU (the waiting ones plus the
  *    running one) would take longer than the target to each get a slice, the slice shrinks to
  *    target / runnable-per-CPU, never below target / VRQ_TARGET_FLOOR_DIV (the ratio CFS kept between
- *    its sched_latency and its min_granularity). The deadline offset shrinks with the slice, so the
- *    deadlines order the queue at the same finer grain: under saturation a task waits a few short
- *    slices, not a few rr_intervals.
+ *    its sched_latency and its min_granularity). Tasks of one nice run in the order they renewed their
+ *    slices, so with shorter slices they take turns at a finer grain: under saturation a task waits a
+ *    few short slices, not a few rr_intervals. The deadline offset stays that of the slice without
+ *    this rule (main.bpf.c: deadline_slice): the queue's length changes from one renewal to the next
+ *    under such a load, and an offset that shrank with it would let a task that renewed at a quiet
+ *    moment (a 6 ms slice: a 39 ms offset) wait behind tasks renewing at 13 ms offsets for 26 ms.
  * 2. Long queues: a fixed rr_interval makes one round of the queue last nr_queued_per_cpu * slice:
  *    10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext watchdog. While a round would
  *    exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu, never below
