@@ -76,8 +76,8 @@ fn write_man(cmd: clap::Command, dir: &Path) -> std::io::Result<PathBuf> {
 fn write_completions(cmd: &mut clap::Command, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
-    for (shell, file) in [(Shell::Bash, format!("{NAME}.bash")), (Shell::Zsh, format!("_{NAME}")),
-                          (Shell::Fish, format!("{NAME}.fish"))]
+    for (shell, file) in
+        [(Shell::Bash, format!("{NAME}.bash")), (Shell::Zsh, format!("_{NAME}")), (Shell::Fish, format!("{NAME}.fish"))]
     {
         let path = dir.join(file);
         let mut f = std::fs::File::create(&path)?;
