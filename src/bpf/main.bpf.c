@@ -305,18 +305,6 @@ static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *w
 			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
 }
 
-/*
- * The slice a task's deadline offset is computed from: its slice, except where the target latency gave
- * it -- that rule shortens turns, not the offset (policy.h: vrq_effective_slice, rule 1).
- */
-static __always_inline u64 deadline_slice(const struct task_struct *p, u32 q, u64 slice, u32 rule)
-{
-	if (rule != VRQ_SLICE_TARGET)
-		return slice;
-	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, 0, scx_bpf_dsq_nr_queued(q),
-			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), NULL);
-}
-
 /* The group a task belongs to under --group-accounting (0 when off). */
 static __always_inline u32 group_of(struct task_struct *p)
 {
@@ -383,8 +371,7 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 			stat_inc(VRQ_STAT_ROUND_OVER);
 		u64 group_n = group_runnable_of(tctx->group);
 		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-		u64 offset = vrq_group_deadline(0, task_nice(p), deadline_slice(p, q, slice, slice_rule),
-						group_n * depth_n);
+		u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
 		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
 		/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again

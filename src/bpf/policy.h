@@ -205,12 +205,13 @@ static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed
  * 1. Target latency (@target_ns, 0 = off): while tasks wait and the runnable tasks per CPU (the waiting
  *    ones plus the running one) would take longer than the target to each get a slice, the slice shrinks to
  *    target / runnable-per-CPU, never below target / VRQ_TARGET_FLOOR_DIV (the ratio CFS kept between
- *    its sched_latency and its min_granularity). Tasks of one nice run in the order they renewed their
- *    slices, so with shorter slices they take turns at a finer grain: under saturation a task waits a
- *    few short slices, not a few rr_intervals. The deadline offset stays that of the slice without
- *    this rule (main.bpf.c: deadline_slice): the queue's length changes from one renewal to the next
- *    under such a load, and an offset that shrank with it would let a task that renewed at a quiet
- *    moment (a 6 ms slice: a 39 ms offset) wait behind tasks renewing at 13 ms offsets for 26 ms.
+ *    its sched_latency and its min_granularity). The deadline offset shrinks with the slice, so the
+ *    deadlines order the queue at the same finer grain and nice keeps its share: under BFS's rule a
+ *    nice-10 task beside a nice-0 one gets about slice / (offset difference + slice), so an offset
+ *    kept at rr_interval's while the slice shrank took nice 0 : nice 10 from 8:1 to 35:1 (measured).
+ *    Off by default: under a load whose queue length changes between renewals, a task that renewed at
+ *    a quiet moment carries a longer offset than those renewing while it is busy (request/worker p99.9
+ *    worse than without it; docs/measured.md).
  * 2. Long queues: a fixed rr_interval makes one round of the queue last nr_queued_per_cpu * slice:
  *    10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext watchdog. While a round would
  *    exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu, never below
