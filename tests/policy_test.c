@@ -210,12 +210,13 @@ static void test_wakeup_credit(void)
 /* Sync hand-off: only a sync wake-up, onto a waker the task may use, with nothing waiting there. */
 static void test_sync_handoff(void)
 {
-	CHECK(vrq_sync_handoff(1, 1, 1, 0, 0));
-	CHECK(!vrq_sync_handoff(0, 1, 1, 0, 0));	/* off */
-	CHECK(!vrq_sync_handoff(1, 0, 1, 0, 0));	/* not sync */
-	CHECK(!vrq_sync_handoff(1, 1, 0, 0, 0));	/* not allowed on the waker */
-	CHECK(!vrq_sync_handoff(1, 1, 1, 1, 0));	/* a task waits in the waker's local queue */
-	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 3));	/* tasks wait in the waker's run queue */
+	CHECK(vrq_sync_handoff(1, 1, 1, 0, 0, 0));
+	CHECK(!vrq_sync_handoff(0, 1, 1, 0, 0, 0));	/* off */
+	CHECK(!vrq_sync_handoff(1, 0, 1, 0, 0, 0));	/* not sync */
+	CHECK(!vrq_sync_handoff(1, 1, 0, 0, 0, 0));	/* not allowed on the waker */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 1, 0, 0));	/* the waker's CPU is frequency-scaled (cold) */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 1, 0));	/* a task waits in the waker's local queue */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 0, 3));	/* tasks wait in the waker's run queue */
 }
 
 /* Local preemption: only where the wakee may run and beats the local task too. */

@@ -589,7 +589,8 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	/* the waker is about to sleep and nothing else waits for its CPU: run the wakee there */
 	if (vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
-			     scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL), scx_bpf_dsq_nr_queued(queue_of_cpu(waker)))) {
+			     cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
+			     scx_bpf_dsq_nr_queued(queue_of_cpu(waker)))) {
 		refresh_deadline(p, tctx, queue_of_cpu(waker), true);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
 		stat_inc(VRQ_STAT_SYNC_HANDOFF);

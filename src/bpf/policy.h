@@ -461,10 +461,12 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
  * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
  * wakee may run.
  */
-static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed,
+static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed, int waker_scaled,
 					    u64 waker_local_queued, u64 waker_queue_waiting)
 {
-	return enabled && sync_wakeup && waker_allowed && !waker_local_queued && !waker_queue_waiting;
+	/* never onto a frequency-scaled (cold) CPU: placement there is --freq-threshold's to decide */
+	return enabled && sync_wakeup && waker_allowed && !waker_scaled && !waker_local_queued &&
+	       !waker_queue_waiting;
 }
 
 /*
