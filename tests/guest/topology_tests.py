@@ -217,7 +217,10 @@ def test_delayed_migration(r, secs=4):
     mask = os.sched_getaffinity(0)
     sel_scaled_off = warm_off = None
     for label, extra in runs:
-        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", *extra,
+        # The wake-up rules that move or preempt (credit, local preemption, sync hand-off) are off here:
+        # this measures delayed migration's own placement; how the two interact is not yet measured.
+        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", "--wake-credit", "0",
+                          "--preempt-local", "false", "--sync-handoff", "false", *extra,
                           name=f"topology-delay-{label}").start()
         try:
             inject_perf(scaled)
