@@ -85,15 +85,24 @@ def test_overcommit_warning():
           rc == 0 and len(warnings) == 1, f"exit {rc}, {warnings}")
 
 
+def run_spins(mode, vm_args, script):
+    """Run @script (staged spins) in a guest with @vm_args; None (and a failed check) if it did not run,
+    else its output and the run's recorded instrument settings."""
+    rc, output, out = vm(vm_args + ["--stage", SPIN], script)
+    if not check(f"{mode}: the spins ran", rc == 0, f"vm-run exit {rc}" if rc else ""):
+        print(output[-2000:])
+        return None
+    return output, instrument_file(out)
+
+
 def test_parallel():
     iters = 200_000_000
     # Interleaved, so a burst of host load hits both sizes alike; the best of each is the least disturbed.
     script = f"for i in 1 2 3; do {SPIN} {iters} 1; {SPIN} {iters} 2; done; echo clock=$VRQ_CLOCK"
-    rc, output, out = vm(["--cpus", "2", "--tcg-threads", "multi", "--stage", SPIN], script)
-    if not check("parallel mode: the spins ran", rc == 0, f"vm-run exit {rc}" if rc else ""):
-        print(output[-2000:])
+    ran = run_spins("parallel mode", ["--cpus", "2", "--tcg-threads", "multi"], script)
+    if ran is None:
         return
-    fields = instrument_file(out)
+    output, fields = ran
     version = re.search(r"version (\d+)\.", fields.get("qemu", ""))
     check("the run records QEMU >= 10, multi-threaded TCG and the host clock",
           version is not None and int(version.group(1)) >= 10 and fields.get("tcg_threads") == "multi"
@@ -111,11 +120,10 @@ def test_parallel():
 def test_instruction_clock():
     iters = 100_000_000
     script = f"for i in 1 2 3; do {SPIN} {iters} 1; done; echo clock=$VRQ_CLOCK"
-    rc, output, out = vm(["--cpus", "2", "--clock", "instructions", "--stage", SPIN], script)
-    if not check("instruction-counted mode: the spins ran", rc == 0, f"vm-run exit {rc}" if rc else ""):
-        print(output[-2000:])
+    ran = run_spins("instruction-counted mode", ["--cpus", "2", "--clock", "instructions"], script)
+    if ran is None:
         return
-    fields = instrument_file(out)
+    output, fields = ran
     check("the run records the instruction-counted clock on single-threaded TCG",
           fields.get("clock") == "instructions" and fields.get("tcg_threads") == "single"
           and "clock=instructions" in output, repr(fields))
