@@ -217,10 +217,7 @@ def test_delayed_migration(r, secs=4):
     mask = os.sched_getaffinity(0)
     sel_scaled_off = warm_off = None
     for label, extra in runs:
-        # The wake-up rules that move or preempt (credit, local preemption, sync hand-off) are off here:
-        # this measures delayed migration's own placement; how the two interact is not yet measured.
-        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", "--wake-credit", "0",
-                          "--preempt-local", "false", "--sync-handoff", "false", *extra,
+        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", *extra,
                           name=f"topology-delay-{label}").start()
         try:
             inject_perf(scaled)
@@ -258,11 +255,10 @@ def test_delayed_migration(r, secs=4):
                 f"started on the parent's CPU: {warm_n}/{forks} (off: {warm_off:.2f}); {fmt(wait_c)} "
                 f"(off: sel_scaled={sel_scaled_off})")
         # the child does not wait for the parent's slice to end: the cold CPU it was meant for is
-        # woken when the delay runs out and runs it. Bound lowered from 0.6 to 0.05 of the children
-        # on 2026-11-23: after that session's changes 7-14 of 40 ran on the cold CPU in four runs of
-        # five, 26 in one (cause not yet found; without the delay's kick none would)
+        # woken when the delay runs out and runs it. On the host's clock this depended on host load
+        # (7-33 of 40 on a busy 2-core host); on the instruction clock tools/test uses, 37-39 of 40.
         r.check(f"topology/delay {label}: a waker that keeps running loses the child to the cold CPU",
-                spin_c.get("delay_placed", 0) >= spins // 2 and elsewhere >= 0.05 * spins and
+                spin_c.get("delay_placed", 0) >= spins // 2 and elsewhere >= 0.6 * spins and
                 spin_c.get("delay_migrated", 0) >= spins // 4,
                 f"{fmt(spin_c)}; ran on CPU {far}, not the parent's CPU 0: {elsewhere}/{spins}")
 
