@@ -24,14 +24,17 @@ sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
 
 from vrqbench import codebase, instruments, plan as planmod, staging  # noqa: E402
 from vrqbench.schedulers import SCHEDULERS  # noqa: E402
-from vrqbench.workloads import WORKLOADS  # noqa: E402
+from vrqbench.workloads import WORKLOADS, find_perf  # noqa: E402
 from bpfmap import prog_name  # noqa: E402
 from vrqtest import Stats, scx_ops, scx_state, wait_for  # noqa: E402
 
 PROBES = os.path.join(REPO, "target", "bench")
-# scheduler logs are written here, in guest RAM, and copied to OUT/logs after each step: OUT is the
-# host's folder over 9p, and a write to it inside a measured window would wait on the host
-RAM_LOGS = "/tmp/vrqbench-logs"
+# The runner's own files (the code base, the compilers' temporary files, scheduler logs) live on a
+# tmpfs of the guest's own: OUT is the host's folder over 9p, and even /tmp is the host's /tmp under
+# the RAM overlay, where creating a file looks its name up on the host. Scheduler logs are copied to
+# OUT/logs after each step.
+WORK = "/run/vrqbench"
+RAM_LOGS = os.path.join(WORK, "logs")
 
 
 def sysctl(name, value):
@@ -194,8 +197,9 @@ def make_ctx(plan, instrument, secs):
         "quick": plan["quick"],
         "secs": secs,
         "probes": PROBES,
+        "perf": find_perf(),
         "instrument": instrument,
-        "codebase": codebase.generate(f"/tmp/vrqbench-codebase-{units}", units),
+        "codebase": codebase.generate(os.path.join(WORK, f"codebase-{units}"), units),
         "host_file_waits": staging.HostFileWaits(),
     }
 
@@ -207,7 +211,7 @@ def stage_everything(out, instrument, plan, workloads, logdir):
     commands = (SCHEDULERS[s]["cmd"](REPO) for s in plan["schedulers"])
     binaries = [c[0] for c in commands if c and os.path.exists(c[0])]
     probes = [os.path.join(PROBES, p) for p in sorted(os.listdir(PROBES))]
-    trace_log = "/tmp/vrqbench-warm-up.trace"
+    trace_log = os.path.join(WORK, "warm-up.trace")
     print(f"bench: warm-up of {', '.join(workloads)} under strace, to find the files to stage", flush=True)
     rc = staging.trace([sys.executable, os.path.abspath(__file__), "--warm-up", out, *workloads], trace_log)
     if rc != 0:
@@ -254,6 +258,8 @@ def record_machine(out, instrument, workloads, settings, staged):
 
 
 def main(argv):
+    os.makedirs(os.path.join(WORK, "tmp"), exist_ok=True)
+    os.environ["TMPDIR"] = os.path.join(WORK, "tmp")  # gcc's .s files, make's, perf's
     if argv[:1] == ["--warm-up"]:
         return warm_up(argv[1], argv[2:])
     if len(argv) != 2 or argv[1] not in (*instruments.VM_INSTRUMENTS, instruments.NATIVE):
