@@ -200,9 +200,15 @@ class TestCommandLine(unittest.TestCase):
         self.assertEqual(p["instruments"], {"build-100": "instructions"})
         self.assertEqual(p["vm"], {"cpus": 4, "topology": "1:2:2"})
 
+    def test_native_ignores_the_vm_shape(self):
+        # tools/test passes the same --cpus and --topology with and without --native
+        p = self.plan("--native", "--workloads", "forkwait,pipe", "--cpus", "2", "--topology", "1:2:1")
+        self.assertEqual(p["instruments"], {"forkwait": "native", "pipe": "native"})
+        self.assertIsNone(p["vm"])
+
     def test_bad_input_exits(self):
         for args in (["--workloads", "nope"], ["--schedulers", "nope"], ["--runs", "0"],
-                     ["--native", "--instrument", "parallel"], ["--native", "--cpus", "2"],
+                     ["--native", "--instrument", "parallel"],
                      ["--cpus", "3", "--topology", "1:2:1"]):
             with self.assertRaises(SystemExit, msg=args):
                 self.plan(*args)

@@ -77,7 +77,8 @@ def make_plan(a):
     vm = None
     if a.native:
         if a.cpus is not None or a.topology is not None:
-            sys.exit("bench: --cpus and --topology shape the VM; --native measures this machine as it is")
+            print("bench: --native measures this machine as it is; --cpus and --topology (the VM's shape) are "
+                  "ignored", flush=True)
     else:
         try:
             cpus, topology, warning = instruments.vm_shape(a.cpus, a.topology, instruments.host_cores())
