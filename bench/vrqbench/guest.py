@@ -190,6 +190,8 @@ def progress(i, total, text):
 
 
 def make_ctx(plan, instrument, secs):
+    """What the workloads run with: CPUs, load lengths, the probes, perf, the code base, and the
+    counter of the host's 9p answers."""
     ncpu = os.cpu_count()
     units = plan["build_units"]
     return {
@@ -252,7 +254,10 @@ def record_machine(out, instrument, workloads, settings, staged):
         with open(path) as f:
             info = json.load(f)
     info.update(machine(os.cpu_count()))
-    info.setdefault("instruments", {})[instrument] = {**settings, "workloads": workloads, "staged_files": staged}
+    previous = info.setdefault("instruments", {}).get(instrument, {})
+    if staged is None and previous.get("staged_files") is not None:
+        return  # a boot that found every step done (after a VM fault at the very end) measured nothing
+    info["instruments"][instrument] = {**settings, "workloads": workloads, "staged_files": staged}
     with open(path, "w") as f:
         json.dump(info, f, indent=1)
 

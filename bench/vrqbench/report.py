@@ -243,8 +243,8 @@ def plots(out, summary):
         hi = [max(0, (ws["schedulers"][s]["max"] or 0) - (ws["schedulers"][s]["mean"] or 0)) for s in names]
         fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(names)), 3.2))
         ax.bar(names, means, yerr=[lo, hi], capsize=4, color="#4a7ab7")
-        ax.set_title(f"{w} ({ws['primary']}, {'higher' if ws['higher_is_better'] else 'lower'} is better; "
-                     f"{ws['instrument']})")
+        ax.set_title(f"{w} ({ws['primary']}, {'higher' if ws['higher_is_better'] else 'lower'} is better)\n"
+                     f"instrument: {ws['instrument']}", fontsize=9)
         ax.tick_params(axis="x", rotation=30)
         fig.tight_layout()
         path = os.path.join(out, "plots", f"{w}.png")
