@@ -1,16 +1,21 @@
 #!/usr/bin/python3
-"""Unit tests of the bench's method: the drop-min/max mean, ratios, the interleaved and resumable
-plan, and the report built from saved results. Ends with "bench: N passed, N failed"."""
+"""Unit tests of the bench's method: the drop-min/max mean, ratios, the noise floor and what is
+level, the instrument each workload is measured on, the peers' pinned versions, the staging's file
+list, the interleaved and resumable plan, the report built from saved results, and the check of a
+quick run's report. Ends with "bench: N passed, N failed"."""
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
 
-from vrqbench import plan, report, stats  # noqa: E402
+from vrqbench import cli, instruments, plan, report, schedulers, staging, stats  # noqa: E402
+from vrqbench.workloads import WORKLOADS  # noqa: E402
 
 
 class TestStats(unittest.TestCase):
@@ -53,40 +58,420 @@ class TestPlan(unittest.TestCase):
         done = {order[0], order[2]}
         self.assertEqual(plan.remaining(order, done), [order[1], order[3]])
 
+    def test_done_steps_read_from_saved_results(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "results.jsonl")
+            self.assertEqual(plan.done_steps(path), set())
+            with open(path, "w") as f:
+                f.write('{"workload": "a", "scheduler": "x", "run": 0, "status": "ok"}\n'
+                        '{"workload": "a", "scheduler": "y", "run": 0, "status": "error"}\n{"workload": "a", "sch')
+            self.assertEqual(plan.done_steps(path), {("a", "x", 0), ("a", "y", 0)})
+
+
+class TestNoiseFloor(unittest.TestCase):
+    def test_min_and_max_dropped_from_four_runs_on(self):
+        kept, method = stats.kept_runs([10, 1, 5, 6, 100])
+        self.assertEqual(kept, [5, 6, 10])
+        self.assertIn("3 of 5 runs, min and max dropped", method)
+
+    def test_two_or_three_runs_are_all_kept(self):
+        # three less min and max leave one value, which has no spread
+        self.assertEqual(stats.kept_runs([3, 1, 2])[0], [1, 2, 3])
+        self.assertIn("all 3 runs", stats.kept_runs([3, 1, 2])[1])
+        self.assertEqual(stats.kept_runs([2, None, 4])[0], [2, 4])
+
+    def test_coefficient_of_variation(self):
+        # kept 9, 10, 11: stdev 1, mean 10
+        f = stats.noise_floor([100, 9, 10, 11, 1])
+        self.assertAlmostEqual(f["cv"], 0.1)
+        self.assertEqual(f["runs_kept"], 3)
+        self.assertAlmostEqual(stats.noise_floor([90, 110])["cv"], 14.142135623730951 / 100)
+
+    def test_no_floor_without_a_spread(self):
+        self.assertIsNone(stats.noise_floor([5])["cv"])
+        self.assertIsNone(stats.noise_floor([])["cv"])
+        self.assertIsNone(stats.noise_floor([0, 0, 0])["cv"])
+        self.assertEqual(stats.noise_floor([7, 7, 7])["cv"], 0.0)
+
+    def test_level_within_the_floor(self):
+        self.assertEqual(stats.verdict(1.03, 0.05, False), "level")
+        self.assertEqual(stats.verdict(0.96, 0.05, True), "level")
+        self.assertEqual(stats.verdict(1.03, 0.03, False), "level")  # exactly at the floor
+        self.assertEqual(stats.verdict(1.0, 0.0, False), "level")
+
+    def test_better_or_worse_beyond_the_floor_in_the_metric_direction(self):
+        self.assertEqual(stats.verdict(0.90, 0.05, False), "better")  # time: lower is better
+        self.assertEqual(stats.verdict(1.10, 0.05, False), "worse")
+        self.assertEqual(stats.verdict(1.10, 0.05, True), "better")  # rate: higher is better
+        self.assertEqual(stats.verdict(0.90, 0.05, True), "worse")
+        self.assertEqual(stats.verdict(1.031, 0.03, False), "worse")
+
+    def test_nothing_to_judge_by(self):
+        self.assertIsNone(stats.verdict(None, 0.05, False))
+        self.assertIsNone(stats.verdict(1.5, None, False))
+
+    def test_ratio_formatting(self):
+        self.assertEqual(report.fmt_ratio(1.03, "level"), "1.030 ~")
+        self.assertEqual(report.fmt_ratio(0.909, "better"), "0.909 better")
+        self.assertEqual(report.fmt_ratio(1.2, "worse"), "1.200 worse")
+        self.assertEqual(report.fmt_ratio(1.2, None), "1.200")
+        self.assertEqual(report.fmt_ratio(None, None), "—")
+
+
+class TestInstruments(unittest.TestCase):
+    THROUGHPUT = ["build-50", "build-100", "build-150", "build-100+50idle", "messaging", "forkwait"]
+    TIMING = ["wakelat-100", "wakelat-150", "pipe", "reqlat", "interactive-alone", "interactive-4x",
+              "interactive-16x"]
+
+    def test_every_workload_has_the_instrument_that_can_see_it(self):
+        self.assertEqual(sorted(self.THROUGHPUT + self.TIMING), sorted(WORKLOADS))
+        auto = instruments.assign(list(WORKLOADS))
+        self.assertEqual({w for w, i in auto.items() if i == "parallel"}, set(self.THROUGHPUT))
+        self.assertEqual({w for w, i in auto.items() if i == "instructions"}, set(self.TIMING))
+
+    def test_split_into_one_boot_per_instrument_parallel_first(self):
+        boots = instruments.boots(instruments.assign(["pipe", "build-100", "reqlat", "forkwait"]))
+        self.assertEqual(boots, [("parallel", ["build-100", "forkwait"]), ("instructions", ["pipe", "reqlat"])])
+        self.assertEqual(instruments.boots(instruments.assign(["pipe"])), [("instructions", ["pipe"])])
+
+    def test_one_instrument_forced_for_all(self):
+        forced = instruments.assign(["pipe", "build-100"], "parallel")
+        self.assertEqual(instruments.boots(forced), [("parallel", ["pipe", "build-100"])])
+        self.assertEqual(set(instruments.assign(["pipe", "build-100"], "instructions").values()), {"instructions"})
+
+    def test_native(self):
+        self.assertEqual(instruments.assign(["pipe", "build-100"], native=True), {"pipe": "native", "build-100": "native"})
+        with self.assertRaises(ValueError):
+            instruments.assign(["pipe"], "instructions", native=True)
+        with self.assertRaises(ValueError):
+            instruments.assign(["pipe"], "kvm")
+
+    def test_vm_shape_defaults_to_the_host_cores_in_one_llc(self):
+        self.assertEqual(instruments.vm_shape(None, None, 2), (2, "1:2:1", None))
+        self.assertEqual(instruments.vm_shape(None, "2:2:1", 4)[:2], (4, "2:2:1"))
+        self.assertEqual(instruments.vm_shape(3, None, 4)[:2], (3, "1:3:1"))
+
+    def test_vm_shape_warns_above_the_host_cores(self):
+        cpus, topology, warning = instruments.vm_shape(4, "1:2:2", 2)
+        self.assertEqual((cpus, topology), (4, "1:2:2"))
+        self.assertIn("4 vCPUs on 2 host cores", warning)
+
+    def test_vm_shape_rejects_bad_input(self):
+        for cpus, topology in ((3, "1:2:1"), (None, "1:2"), (None, "1:0:1"), (None, "a:b:c"), (0, None)):
+            with self.assertRaises(ValueError, msg=(cpus, topology)):
+                instruments.vm_shape(cpus, topology, 2)
+
+    def test_settings_read_from_the_instrument_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "instrument")
+            with open(path, "w") as f:
+                f.write("qemu: QEMU emulator version 10.0.2\naccel: tcg\ntcg_threads: single\n"
+                        "clock: instructions\ncpus: 2\ntopology: 1:2:1\nhost_cores: 2\n")
+            m = instruments.read_settings(path)
+        self.assertEqual((m["qemu"], m["clock"], m["cpus"], m["host_cores"]),
+                         ("QEMU emulator version 10.0.2", "instructions", 2, 2))
+        self.assertEqual(m["desc"], "QEMU emulator version 10.0.2, TCG single-threaded, clock instructions")
+        self.assertIsNone(instruments.check_settings("instructions", m))
+        self.assertIn("clock host", instruments.check_settings("parallel", m))
+
+    def test_a_boot_on_the_wrong_instrument_is_refused(self):
+        multi_host = {"accel": "tcg", "tcg_threads": "multi", "clock": "host"}
+        self.assertIsNone(instruments.check_settings("parallel", multi_host))
+        self.assertIsNone(instruments.check_settings("parallel", {"accel": "kvm", "clock": "host"}))
+        self.assertIsNotNone(instruments.check_settings("parallel", dict(multi_host, tcg_threads="single")))
+        self.assertIsNotNone(instruments.check_settings("instructions", multi_host))
+        self.assertIsNotNone(instruments.check_settings("instructions", dict(multi_host, clock="instructions")))
+
+
+class TestCommandLine(unittest.TestCase):
+    def plan(self, *args):
+        return cli.make_plan(cli.parser().parse_args(["run", *args]))
+
+    def test_plan_records_instruments_shape_and_peer_pins(self):
+        p = self.plan("--quick", "--workloads", "build-100,pipe", "--schedulers", "vrq-llc,cosmos,beerland")
+        self.assertEqual(p["schedulers"], ["eevdf", "vrq-llc", "cosmos", "beerland"])
+        self.assertEqual(p["instruments"], {"build-100": "parallel", "pipe": "instructions"})
+        self.assertEqual(p["vm"], {"cpus": instruments.host_cores(), "topology": f"1:{instruments.host_cores()}:1"})
+        self.assertEqual(p["peer_versions"], {"scx_beerland": "1.1.4", "scx_cosmos": "1.1.7"})
+        self.assertEqual((p["runs"], p["build_units"]), (3, 10))
+
+    def test_forced_instrument_and_explicit_shape(self):
+        p = self.plan("--instrument", "instructions", "--workloads", "build-100", "--topology", "1:2:2")
+        self.assertEqual(p["instruments"], {"build-100": "instructions"})
+        self.assertEqual(p["vm"], {"cpus": 4, "topology": "1:2:2"})
+
+    def test_native_ignores_the_vm_shape(self):
+        # tools/test passes the same --cpus and --topology with and without --native
+        p = self.plan("--native", "--workloads", "forkwait,pipe", "--cpus", "2", "--topology", "1:2:1")
+        self.assertEqual(p["instruments"], {"forkwait": "native", "pipe": "native"})
+        self.assertIsNone(p["vm"])
+
+    def test_bad_input_exits(self):
+        for args in (["--workloads", "nope"], ["--schedulers", "nope"], ["--runs", "0"],
+                     ["--native", "--instrument", "parallel"],
+                     ["--cpus", "3", "--topology", "1:2:1"]):
+            with self.assertRaises(SystemExit, msg=args):
+                self.plan(*args)
+
+
+class TestPeers(unittest.TestCase):
+    def test_each_peer_has_its_own_pin(self):
+        self.assertEqual(schedulers.PEER_VERSIONS["scx_cosmos"], "1.1.7")
+        self.assertEqual(schedulers.PEER_VERSIONS["scx_beerland"], "1.1.4")
+        for crate in ("scx_bpfland", "scx_lavd", "scx_flash"):
+            self.assertEqual(schedulers.PEER_VERSIONS[crate], "1.1.4")
+
+    def test_every_peer_scheduler_is_pinned_and_compared_by_default(self):
+        peers = {s: schedulers.peer_of(s) for s in schedulers.SCHEDULERS if schedulers.peer_of(s)}
+        self.assertEqual(set(peers.values()), set(schedulers.PEER_VERSIONS))
+        for s, crate in peers.items():
+            self.assertIn(s, schedulers.DEFAULT_SCHEDULERS)
+            self.assertTrue(schedulers.SCHEDULERS[s]["cmd"]("/r")[0].endswith(f"/{schedulers.PEERS_DIR}/{crate}"))
+        self.assertIsNone(schedulers.peer_of("vrq-llc"))
+
+    def test_installed_versions_from_cargos_record(self):
+        with tempfile.TemporaryDirectory() as repo:
+            bindir = os.path.join(repo, schedulers.PEERS_DIR)
+            os.makedirs(bindir)
+            self.assertEqual(schedulers.installed_peer_versions(repo), {})
+            self.assertEqual(schedulers.peer_state(repo, "scx_cosmos"), "missing")
+            record = {"installs": {"scx_cosmos 1.1.7 (registry+https://example.invalid/index)": {"bins": ["scx_cosmos"]},
+                                   "scx_flash 1.1.3 (registry+https://example.invalid/index)": {"bins": ["scx_flash"]}}}
+            with open(os.path.join(repo, schedulers.PEERS_ROOT, ".crates2.json"), "w") as f:
+                json.dump(record, f)
+            for crate in ("scx_cosmos", "scx_flash", "scx_lavd"):
+                open(os.path.join(bindir, crate), "w").close()
+            self.assertEqual(schedulers.installed_peer_versions(repo), {"scx_cosmos": "1.1.7", "scx_flash": "1.1.3"})
+            self.assertEqual(schedulers.peer_state(repo, "scx_cosmos"), "pinned")
+            self.assertEqual(schedulers.peer_state(repo, "scx_flash"), "unpinned 1.1.3")
+            self.assertEqual(schedulers.peer_state(repo, "scx_lavd"), "unrecorded")
+            self.assertEqual(schedulers.peer_state(repo, "scx_beerland"), "missing")
+
+
+class TestStaging(unittest.TestCase):
+    TRACE = """\
+101 execve("/usr/bin/make", ["make", "-s"], 0x7ffd /* 20 vars */) = 0
+101 openat(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3
+102 openat(AT_FDCWD, "/usr/lib/gcc/x86_64-linux-gnu/12/cc1", O_RDONLY <unfinished ...>
+101 openat(AT_FDCWD, "unit0.c", O_RDONLY) = 4
+102 <... openat resumed>) = 5
+103 open("/proc/self/stat", O_RDONLY) = 3
+103 openat(AT_FDCWD, "/out/results.jsonl", O_WRONLY|O_APPEND) = 3
+103 openat(AT_FDCWD, "/usr/include/stdint.h", O_RDONLY|O_NOCTTY) = -1 ENOENT (No such file or directory)
+104 openat(3, "/usr/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY) = 3
+101 openat(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3
+104 openat(AT_FDCWD, "/usr/lib/../lib/crt1.o", O_RDONLY) = 3
+105 execve("/usr/bin/ab\\x", [], 0x0) = 0
+"""
+
+    def test_paths_opened_or_executed_once_each_less_the_guests_own_and_the_output(self):
+        self.assertEqual(staging.traced_paths(self.TRACE, exclude=["/out"]), [
+            "/usr/bin/make", "/etc/ld.so.cache", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
+            "/usr/include/stdint.h", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/../lib/crt1.o"])
+
+    def test_9p_interrupts_summed_over_cpus(self):
+        interrupts = """\
+            CPU0       CPU1
+  25:          0         30  PCI-MSIX-0000:00:04.0    1-edge      virtio2-virtqueues
+  27:         12       1176  PCI-MSIX-0000:00:02.0    1-edge      virtio0-requests
+  29:          1         14  PCI-MSIX-0000:00:03.0    1-edge      virtio1-requests
+ LOC:     100000     200000   Local timer interrupts
+"""
+        self.assertEqual(staging.irq_count(["virtio0-requests", "virtio1-requests"], interrupts), 1203)
+        self.assertEqual(staging.irq_count(["virtio0-requests"], interrupts), 1188)
+        self.assertEqual(staging.irq_count([], interrupts), 0)
+
+    def test_the_9p_devices_request_queues(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("virtio1", "virtio0", "bind", "module"):
+                os.mkdir(os.path.join(d, name))
+            self.assertEqual(staging.ninep_irq_lines(d), ["virtio0-requests", "virtio1-requests"])
+        self.assertEqual(staging.ninep_irq_lines("/nonexistent"), [])
+
+
+QEMU = "QEMU emulator version 10.0.2 (test)"
+SS = dict.fromkeys(report.SCHEDSTAT_COLS + ("rq_cpu_time",), 10)
+
+
+def write_run(out, metrics, instrument_of, runs=3, waits=0, machine=True):
+    """A saved bench run: `metrics[workload][scheduler]` is one metrics dict per run; every step ok."""
+    workloads = list(metrics)
+    scheds = list(next(iter(metrics.values())))
+    p = {"workloads": workloads, "schedulers": scheds, "runs": runs, "secs": 1, "quick": True, "build_units": 2,
+         "instruments": {w: instrument_of[w] for w in workloads}, "vm": {"cpus": 2, "topology": "1:2:1"},
+         "peer_versions": {}}
+    with open(os.path.join(out, "plan.json"), "w") as f:
+        json.dump(p, f)
+    with open(os.path.join(out, "results.jsonl"), "w") as f:
+        for w in workloads:
+            for s in scheds:
+                for r, m in enumerate(metrics[w][s]):
+                    rec = {"workload": w, "scheduler": s, "run": r, "instrument": instrument_of[w], "status": "ok",
+                           "metrics": m, "schedstat": SS, "host_file_waits": waits}
+                    if s.startswith("vrq"):
+                        rec.update(bpf={"vrq_enqueue": {"run_cnt": 10, "ns_per_op": 200.0}}, vrq={"dispatched": 1})
+                    f.write(json.dumps(rec) + "\n")
+    if machine:
+        insts = {}
+        for inst in set(instrument_of.values()):
+            clock, threads = ("instructions", "single") if inst == "instructions" else ("host", "multi")
+            insts[inst] = {"qemu": QEMU, "accel": "tcg", "tcg_threads": threads, "clock": clock, "cpus": 2,
+                           "topology": "1:2:1", "host_cores": 2, "staged_files": 42,
+                           "desc": f"{QEMU}, TCG {threads}-threaded, clock {clock}",
+                           "workloads": [w for w in workloads if instrument_of[w] == inst]}
+        with open(os.path.join(out, "machine.json"), "w") as f:
+            json.dump({"kernel": "7.3", "cpus": 2, "instruments": insts}, f)
+    return p
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
 
 class TestReport(unittest.TestCase):
+    METRICS = {
+        # EEVDF 10, 11, 12: mean 11, noise floor 1/11 = 9.1%; vrq-llc 8, 9, 10: 0.818, beyond it
+        "build-100": {"eevdf": [{"seconds": v} for v in (10.0, 11.0, 12.0)],
+                      "vrq-llc": [{"seconds": v} for v in (8.0, 9.0, 10.0)]},
+        # EEVDF 90, 100, 110: noise floor 10%; vrq-llc 105: 1.05, level
+        "forkwait": {"eevdf": [{"rate": v} for v in (90.0, 100.0, 110.0)],
+                     "vrq-llc": [{"rate": 105.0}] * 3},
+        "wakelat-100": {"eevdf": [{"p50_us": 50, "p99_us": v, "p999_us": 900, "max_us": 1000, "samples": 9}
+                                  for v in (95, 100, 105)],
+                        "vrq-llc": [{"p50_us": 100, "p99_us": 102, "p999_us": 900, "max_us": 1000, "samples": 9}] * 3},
+    }
+    INSTRUMENT = {"build-100": "parallel", "forkwait": "parallel", "wakelat-100": "instructions"}
+
     def test_report_from_saved_results(self):
         with tempfile.TemporaryDirectory() as out:
-            p = {"workloads": ["build-100", "forkwait"], "schedulers": ["eevdf", "vrq-llc"], "runs": 3,
-                 "secs": 1, "quick": True, "build_units": 2}
+            write_run(out, self.METRICS, self.INSTRUMENT)
+            with open(os.path.join(out, "results.jsonl"), "a") as f:
+                f.write('{"workload": "forkwait", "scheduler": "vrq-llc", "run": 3, "status": "ejected"}\n{"cut short')
+            summary = report.report(out)
+            b = summary["build-100"]
+            self.assertEqual(b["schedulers"]["eevdf"]["mean"], 11.0)
+            self.assertAlmostEqual(b["noise_floor"]["cv"], 1 / 11)
+            self.assertAlmostEqual(b["schedulers"]["vrq-llc"]["ratio_to_eevdf"], 9.0 / 11.0)
+            self.assertEqual(b["schedulers"]["vrq-llc"]["verdict"], "better")
+            self.assertEqual(b["schedulers"]["vrq-llc"]["bpf_ns_per_op"], 200.0)
+            self.assertEqual(b["instrument"], "parallel")
+            fw = summary["forkwait"]
+            self.assertEqual(fw["schedulers"]["vrq-llc"]["verdict"], "level")
+            self.assertEqual((fw["schedulers"]["vrq-llc"]["runs"], fw["schedulers"]["vrq-llc"]["failures"]),
+                             (4, {"ejected": 1}))
+            self.assertEqual(summary["wakelat-100"]["instrument"], "instructions")
+            with open(os.path.join(out, "summary.json")) as f:
+                floors = json.load(f)["noise_floors"]
+            self.assertAlmostEqual(floors["forkwait"], 0.1)
+            md = read(os.path.join(out, "report.md"))
+            self.assertIn("| noise floor | 9.1% |", md)  # the four-ratio build table
+            self.assertIn("| vrq-llc | 0.818 better |", md)
+            self.assertIn("| 1.050 ~ |", md)
+            self.assertIn("Instrument: parallel. Noise floor: 10.0%, EEVDF's coefficient of variation of rate over "
+                          "all 3 runs", md)
+            self.assertIn(f"- **instructions**: {QEMU}, TCG single-threaded, clock instructions; 2 vCPUs", md)
+            self.assertIn("Measured: build-100, forkwait.", md)
+            self.assertIn("ejected 1", md)
+            self.assertNotIn("Warning:", md)
+            for w in self.METRICS:
+                self.assertTrue(os.path.getsize(os.path.join(out, "plots", f"{w}.png")) > 1000)
+
+    def test_latency_percentiles_judged_against_their_own_floor(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT)
+            pct = report.report(out)["wakelat-100"]["percentiles"]
+            self.assertEqual(list(pct), ["p50_us", "p99_us", "p999_us"])
+            self.assertAlmostEqual(pct["p99_us"]["noise_floor"]["cv"], 0.05)
+            self.assertEqual(pct["p99_us"]["schedulers"]["vrq-llc"]["verdict"], "level")  # 102/100
+            self.assertEqual(pct["p50_us"]["noise_floor"]["cv"], 0.0)
+            self.assertEqual(pct["p50_us"]["schedulers"]["vrq-llc"]["verdict"], "worse")  # 100/50
+            self.assertIn("| vrq-llc | 100 (2.000 worse) | 102 (1.020 ~) | 900 (1.000 ~) |",
+                          read(os.path.join(out, "report.md")))
+
+    def test_steps_that_waited_on_the_host_are_reported(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT, waits=3)
+            waits = report.report(out)["wakelat-100"]["host_file_waits"]
+            self.assertEqual(waits, {"steps_measured": 6, "steps_waited": 6, "requests": 18})
+            self.assertIn("Warning: 6 of 6 measured steps waited on the host's files", read(os.path.join(out, "report.md")))
+
+    def test_results_saved_before_instruments_were_recorded(self):
+        with tempfile.TemporaryDirectory() as out:
+            p = write_run(out, {"forkwait": self.METRICS["forkwait"]}, self.INSTRUMENT, machine=False)
+            del p["instruments"], p["vm"], p["peer_versions"]
             with open(os.path.join(out, "plan.json"), "w") as f:
                 json.dump(p, f)
-            ss = dict.fromkeys(report.SCHEDSTAT_COLS + ("rq_cpu_time",), 10)
-            lines = []
-            for r in range(3):
-                lines.append({"workload": "build-100", "scheduler": "eevdf", "run": r, "status": "ok",
-                              "metrics": {"seconds": 10.0 + r}, "schedstat": ss})
-                lines.append({"workload": "build-100", "scheduler": "vrq-llc", "run": r, "status": "ok",
-                              "metrics": {"seconds": 9.0 + r}, "schedstat": ss,
-                              "bpf": {"vrq_enqueue": {"run_cnt": 10, "ns_per_op": 200.0}}})
-                lines.append({"workload": "forkwait", "scheduler": "eevdf", "run": r, "status": "ok",
-                              "metrics": {"rate": 100.0}, "schedstat": ss})
-                lines.append({"workload": "forkwait", "scheduler": "vrq-llc", "run": r,
-                              "status": "ejected" if r == 0 else "ok", "metrics": {"rate": 120.0}, "schedstat": ss})
+            self.assertEqual(report.report(out)["forkwait"]["instrument"], report.UNRECORDED)
+
+
+class TestQuickRunCheck(unittest.TestCase):
+    """check_quick_run.py, which tools/test runs on `bench run --quick`: passes a complete report and
+    fails an incomplete or malformed one."""
+    METRICS = {"forkwait": {"eevdf": [{"rate": v} for v in (90.0, 100.0, 110.0)],
+                            "vrq-llc": [{"rate": 105.0}] * 3},
+               "pipe": {"eevdf": [{"usecs_per_op": v} for v in (9.0, 10.0, 11.0)],
+                        "vrq-llc": [{"usecs_per_op": 10.0}] * 3}}
+    INSTRUMENT = {"forkwait": "parallel", "pipe": "instructions"}
+
+    def check(self, out):
+        res = subprocess.run([sys.executable, os.path.join(HERE, "check_quick_run.py"), out],
+                             capture_output=True, text=True)
+        return res.returncode, res.stdout
+
+    def test_complete_report_passes(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT)
+            report.report(out)
+            rc, text = self.check(out)
+            self.assertEqual(rc, 0, text)
+            self.assertIn("0 failed", text)
+
+    def test_missing_step_fails(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT)
+            lines = read(os.path.join(out, "results.jsonl")).splitlines(True)
             with open(os.path.join(out, "results.jsonl"), "w") as f:
-                f.write("".join(json.dumps(l) + "\n" for l in lines) + '{"cut short')
-            summary = report.report(out)
-            b = summary["build-100"]["schedulers"]
-            self.assertEqual(b["eevdf"]["mean"], 11.0)
-            self.assertAlmostEqual(b["vrq-llc"]["ratio_to_eevdf"], 10.0 / 11.0)
-            self.assertEqual(b["vrq-llc"]["bpf_ns_per_op"], 200.0)
-            fw = summary["forkwait"]["schedulers"]["vrq-llc"]
-            self.assertEqual((fw["runs"], fw["ok"], fw["failures"]), (3, 2, {"ejected": 1}))
-            md = open(os.path.join(out, "report.md")).read()
-            self.assertIn("| vrq-llc | 0.909 |", md)  # the four-ratio build table
-            self.assertIn("ejected 1", md)
-            for w in p["workloads"]:
-                self.assertTrue(os.path.getsize(os.path.join(out, "plots", f"{w}.png")) > 1000)
+                f.write("".join(lines[:-1]))
+            report.report(out)
+            rc, text = self.check(out)
+            self.assertEqual(rc, 1)
+            self.assertIn("FAIL bench-quick/every step saved", text)
+
+    def test_malformed_report_fails(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT)
+            report.report(out)
+            md = read(os.path.join(out, "report.md"))
+            with open(os.path.join(out, "report.md"), "w") as f:
+                f.write(md.replace("Noise floor:", "Noise:"))
+            rc, text = self.check(out)
+            self.assertEqual(rc, 1)
+            self.assertIn("FAIL bench-quick/pipe: noise floor in the report", text)
+            with open(os.path.join(out, "summary.json"), "w") as f:
+                f.write("{")
+            rc, text = self.check(out)
+            self.assertEqual(rc, 1)
+            self.assertIn("FAIL bench-quick/report files", text)
+
+    def test_unrecorded_instrument_fails(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT, machine=False)
+            with open(os.path.join(out, "machine.json"), "w") as f:
+                json.dump({"kernel": "7.3", "cpus": 2}, f)
+            report.report(out)
+            rc, text = self.check(out)
+            self.assertEqual(rc, 1)
+            self.assertIn("FAIL bench-quick/instructions: QEMU version, thread mode and clock recorded", text)
+
+    def test_host_file_waits_on_the_instruction_clock_fail(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT, waits=1)
+            report.report(out)
+            rc, text = self.check(out)
+            self.assertEqual(rc, 1)
+            self.assertIn("FAIL bench-quick/pipe: no measured step waited on the host's files", text)
+            self.assertNotIn("FAIL bench-quick/forkwait", text)
 
 
 if __name__ == "__main__":

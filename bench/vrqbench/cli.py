@@ -1,9 +1,14 @@
 """bench: run VRQ's measurements side by side for a set of schedulers, and report them.
 
     bench run [--quick] [--runs N] [--secs S] [--workloads a,b] [--schedulers x,y] [--out DIR]
-              [--native] [--cpus N --topology S:C:T]
+              [--instrument auto|parallel|instructions] [--cpus N] [--topology S:C:T] [--native]
     bench report DIR
     bench list
+
+Each workload is measured on the instrument that can see it: throughput on multi-threaded TCG with
+as many vCPUs as host cores, latency, fairness and scheduler cost on the instruction-counted clock
+(see bench/README.md). `bench run` boots the VM once per instrument; every boot interleaves all the
+selected schedulers and runs.
 """
 
 import argparse
@@ -13,12 +18,14 @@ import subprocess
 import sys
 import time
 
+from vrqbench import instruments
 from vrqbench import report as reportmod
-from vrqbench.plan import interleave
-from vrqbench.workloads import DEFAULT_SCHEDULERS, PEERS_DIR, SCHEDULERS, WORKLOADS
+from vrqbench.plan import done_steps, interleave, remaining
+from vrqbench.schedulers import (DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
+                                 installed_peer_versions, peer_of, peer_state)
+from vrqbench.workloads import WORKLOADS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PEER_VERSION = "1.1.4"  # scx_bpfland / scx_lavd / scx_flash from crates.io, pinned
 VM_FAULT = 125
 
 
@@ -27,21 +34,28 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, cwd=REPO, **kw)
 
 
-def install_peers(names):
-    """cargo install the peer schedulers (pinned) into .bench-cache/peers, once; a shared target
-    directory lets the three reuse each other's compiled dependencies."""
-    for peer in names:
-        binary = os.path.join(REPO, PEERS_DIR, peer)
-        if os.path.exists(binary):
+def install_peers(crates):
+    """cargo install each peer at its pinned version into .bench-cache/peers, unless that version is
+    there already; a shared target directory lets the peers reuse each other's compiled dependencies."""
+    installed = installed_peer_versions(REPO)
+    for crate in crates:
+        state = peer_state(REPO, crate, installed)
+        if state == "pinned":
             continue
-        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, ".bench-cache", "peer-target"))
-        rc = sh(["cargo", "install", "--locked", "--root", os.path.join(REPO, ".bench-cache", "peers"),
-                 f"{peer}@{PEER_VERSION}"], env=env).returncode
+        if state == "unrecorded":
+            print(f"bench: {crate} is in {PEERS_ROOT} without a cargo record of its version; using it as is",
+                  flush=True)
+            continue
+        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, PEER_TARGET_DIR))
+        rc = sh(["cargo", "install", "--locked", "--force", "--root", os.path.join(REPO, PEERS_ROOT),
+                 f"{crate}@{PEER_VERSIONS[crate]}"], env=env).returncode
         if rc != 0:
-            print(f"bench: could not install {peer}; its runs will be recorded as load_failed", flush=True)
+            print(f"bench: could not install {crate} {PEER_VERSIONS[crate]}; its runs will be recorded as "
+                  f"load_failed", flush=True)
 
 
-def cmd_run(a):
+def make_plan(a):
+    """The run's plan from the command line (exits with a one-line error on bad input)."""
     workloads = a.workloads.split(",") if a.workloads else list(WORKLOADS)
     schedulers = a.schedulers.split(",") if a.schedulers else list(DEFAULT_SCHEDULERS)
     for w in workloads:
@@ -52,67 +66,125 @@ def cmd_run(a):
             sys.exit(f"bench: unknown scheduler {s!r} (bench list)")
     if "eevdf" not in schedulers:
         schedulers.insert(0, "eevdf")  # the baseline every ratio is taken against
-    runs = a.runs or (3 if a.quick else 10)
-    secs = a.secs or (8 if a.quick else 30)
+    runs = a.runs if a.runs is not None else (3 if a.quick else 10)
+    secs = a.secs if a.secs is not None else (8 if a.quick else 30)
     if runs < 1 or secs < 1 or (a.build_units is not None and a.build_units < 1):
         sys.exit("bench: --runs, --secs and --build-units must be at least 1")
-    out = os.path.abspath(a.out or os.path.join(REPO, "bench-results", time.strftime("%Y%m%d-%H%M%S")))
-    plan = {"workloads": workloads, "schedulers": schedulers, "runs": runs, "secs": secs, "quick": a.quick,
-            "build_units": a.build_units or (10 if a.quick else 24)}
+    try:
+        assignment = instruments.assign(workloads, a.instrument, a.native)
+    except ValueError as e:
+        sys.exit(f"bench: {e}")
+    vm = None
+    if a.native:
+        if a.cpus is not None or a.topology is not None:
+            print("bench: --native measures this machine as it is; --cpus and --topology (the VM's shape) are "
+                  "ignored", flush=True)
+    else:
+        try:
+            cpus, topology, warning = instruments.vm_shape(a.cpus, a.topology, instruments.host_cores())
+        except ValueError as e:
+            sys.exit(f"bench: {e}")
+        if warning and "parallel" in assignment.values():
+            print(f"bench: warning: {warning}", flush=True)
+        vm = {"cpus": cpus, "topology": topology}
+    crates = sorted({peer_of(s) for s in schedulers} - {None})
+    return {"workloads": workloads, "schedulers": schedulers, "runs": runs, "secs": secs, "quick": a.quick,
+            "build_units": a.build_units or (10 if a.quick else 24), "instruments": assignment, "vm": vm,
+            "peer_versions": {c: PEER_VERSIONS[c] for c in crates}}
+
+
+def save_plan(out, plan):
+    """Write plan.json, or check it equals the one already there (a resumed run must not mix plans)."""
     os.makedirs(out, exist_ok=True)
-    plan_path = os.path.join(out, "plan.json")
-    if os.path.exists(plan_path):
-        with open(plan_path) as f:
-            old = json.load(f)
-        if old != plan:
-            sys.exit(f"bench: {out} holds a different plan; resume it with the same options or use a new --out")
+    path = os.path.join(out, "plan.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            if json.load(f) != plan:
+                sys.exit(f"bench: {out} holds a different plan; resume it with the same options or use a new --out")
         print(f"bench: resuming {out}", flush=True)
-    with open(plan_path, "w") as f:
+    with open(path, "w") as f:
         json.dump(plan, f, indent=1)
-    print(f"bench: {len(interleave(workloads, schedulers, runs))} steps -> {out}", flush=True)
+
+
+def boot(a, out, plan, instrument):
+    """Run the guest runner for one instrument's workloads: in one VM boot (retried after a VM fault,
+    resuming from the steps saved), or here for --native. Returns its exit status."""
+    guest = [os.path.join(REPO, "bench", "vrqbench", "guest.py"), out, instrument]
+    if instrument == instruments.NATIVE:
+        return sh(guest).returncode
+    vm_args = ["--cpus", str(plan["vm"]["cpus"]), "--topology", plan["vm"]["topology"], "--timeout", str(a.timeout),
+               *instruments.VM_INSTRUMENTS[instrument]["vm_args"], *(["--mem", str(a.mem)] if a.mem else [])]
+    for attempt in range(1, 4):
+        rc = sh([os.path.join(REPO, "tools", "vm", "vm-run"), *vm_args, "--out", out, "--", *guest]).returncode
+        if rc != VM_FAULT:
+            return rc
+        print(f"bench: VM fault (attempt {attempt}); resuming from the steps already saved", flush=True)
+    return rc
+
+
+def cmd_run(a):
+    plan = make_plan(a)
+    if a.native and (os.geteuid() != 0 or not os.path.exists("/sys/kernel/sched_ext/state")):
+        sys.exit("bench: --native needs root and a sched_ext kernel")
+    out = os.path.abspath(a.out or os.path.join(REPO, "bench-results", time.strftime("%Y%m%d-%H%M%S")))
+    save_plan(out, plan)
+    boots = instruments.boots(plan["instruments"])
+    for instrument, ws in boots:
+        print(f"bench: {instrument}: {', '.join(ws)}: {len(interleave(ws, plan['schedulers'], plan['runs']))} steps",
+              flush=True)
+    print(f"bench: results -> {out}", flush=True)
 
     if sh([os.path.join(REPO, "tools", "build")], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("bench: build failed")
     if sh(["make", "-s", "-C", os.path.join(REPO, "bench", "src")]).returncode != 0:
         sys.exit("bench: building the probes failed")
-    install_peers([SCHEDULERS[s]["peer"] for s in schedulers if "peer" in SCHEDULERS[s]])
+    install_peers(list(plan["peer_versions"]))
 
-    guest = [os.path.join(REPO, "bench", "vrqbench", "guest.py"), out]
-    if a.native:
-        if os.geteuid() != 0 or not os.path.exists("/sys/kernel/sched_ext/state"):
-            sys.exit("bench: --native needs root and a sched_ext kernel")
-        rc = sh(guest).returncode
-    else:
-        for attempt in range(1, 4):
-            rc = sh([os.path.join(REPO, "tools", "vm", "vm-run"), "--cpus", str(a.cpus), "--topology", a.topology,
-                     "--timeout", str(a.timeout), "--out", out, "--", *guest]).returncode
-            if rc != VM_FAULT:
-                break
-            print(f"bench: VM fault (attempt {attempt}); resuming from the steps already saved", flush=True)
-    if rc != 0:
-        print(f"bench: the runner exited {rc}; reporting what was saved (re-run the same command to resume)")
+    failed = []
+    for instrument, ws in boots:
+        todo = remaining(interleave(ws, plan["schedulers"], plan["runs"]), done_steps(os.path.join(out, "results.jsonl")))
+        if not todo:
+            print(f"bench: {instrument}: every step already saved", flush=True)
+            continue
+        rc = boot(a, out, plan, instrument)
+        if rc != 0:
+            failed.append(f"{instrument} exited {rc}")
+    if failed:
+        print(f"bench: the runner {', '.join(failed)}; reporting what was saved (re-run the same command to resume)")
     reportmod.report(out)
     print(f"bench: report in {out}/report.md", flush=True)
-    return 0 if rc == 0 else 1
+    return 1 if failed else 0
 
 
 def cmd_report(a):
+    if not os.path.exists(os.path.join(a.dir, "plan.json")):
+        sys.exit(f"bench: {a.dir} holds no plan.json (not a bench results folder)")
     reportmod.report(os.path.abspath(a.dir))
     print(f"bench: report in {a.dir}/report.md")
     return 0
 
 
 def cmd_list(_):
-    print("workloads:")
+    print("workloads (instrument: parallel = multi-threaded TCG, host clock; instructions = instruction-counted clock):")
     for w, d in WORKLOADS.items():
-        print(f"  {w:18} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)")
+        print(f"  {w:18} {d['instrument']:12} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)")
     print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
     print("  only when named (scx_vrq's off-by-default switches):",
           ", ".join(s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS))
+    installed = installed_peer_versions(REPO)
+    print(f"peers (pinned, installed into {PEERS_ROOT} by `bench run`):")
+    for s in SCHEDULERS:
+        crate = peer_of(s)
+        if crate:
+            state = peer_state(REPO, crate, installed)
+            shown = {"missing": "not installed", "pinned": "installed",
+                     "unrecorded": "installed, version not recorded"}.get(
+                state, f"installed {state.split()[-1]}, not the pinned version (bench run reinstalls it)")
+            print(f"  {s:10} {crate:13} {PEER_VERSIONS[crate]:7} {shown}")
     return 0
 
 
-def main(argv=None):
+def parser():
     ap = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run workloads x schedulers, interleaved, then report")
@@ -123,14 +195,21 @@ def main(argv=None):
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")
+    r.add_argument("--instrument", choices=instruments.CHOICES, default="auto",
+                   help="auto (default): each workload on its own instrument (bench list); or one for all")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")
-    r.add_argument("--cpus", type=int, default=4, help="VM vCPUs (default 4)")
-    r.add_argument("--topology", default="1:2:2", help="VM sockets:cores:threads (default 1:2:2)")
-    r.add_argument("--timeout", type=int, default=36000, help="VM time limit in seconds")
+    r.add_argument("--cpus", type=int, help="VM vCPUs (default: the host's cores, or what --topology gives)")
+    r.add_argument("--topology", help="VM sockets:cores:threads (default 1:CPUS:1, one LLC)")
+    r.add_argument("--mem", type=int, help="VM memory in MiB (default vm-run's)")
+    r.add_argument("--timeout", type=int, default=36000, help="time limit of each VM boot in seconds")
     r.set_defaults(fn=cmd_run)
     p = sub.add_parser("report", help="regenerate report.md, summary.json and plots from saved results")
     p.add_argument("dir")
     p.set_defaults(fn=cmd_report)
-    sub.add_parser("list", help="list workloads and schedulers").set_defaults(fn=cmd_list)
-    a = ap.parse_args(argv)
+    sub.add_parser("list", help="list workloads, schedulers and peers").set_defaults(fn=cmd_list)
+    return ap
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
     return a.fn(a)

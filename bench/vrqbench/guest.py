@@ -1,14 +1,18 @@
 #!/usr/bin/python3
 """The bench's runner on the machine under test (root, sched_ext kernel; normally the project's VM).
-Reads OUT/plan.json, runs every (workload, scheduler, run) not yet in OUT/results.jsonl in the
-interleaved order, and appends one JSON line per step: so an interrupted run resumes where it stopped.
+Reads OUT/plan.json, runs every (workload, scheduler, run) of the workloads measured on INSTRUMENT
+that is not yet in OUT/results.jsonl, in the interleaved order, and appends one JSON line per step:
+so an interrupted run resumes where it stopped. In the VM, everything the workloads run or read is
+staged into guest RAM first (vrqbench/staging.py); --warm-up is that staging's traced run.
 
-    bench/vrqbench/guest.py OUT
+    bench/vrqbench/guest.py OUT INSTRUMENT      (parallel, instructions or native)
+    bench/vrqbench/guest.py --warm-up OUT WORKLOAD...
 """
 
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,12 +22,19 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
 
-from vrqbench import codebase, plan as planmod  # noqa: E402
-from vrqbench.workloads import SCHEDULERS, WORKLOADS  # noqa: E402
+from vrqbench import codebase, instruments, plan as planmod, staging  # noqa: E402
+from vrqbench.schedulers import SCHEDULERS  # noqa: E402
+from vrqbench.workloads import WORKLOADS, find_perf  # noqa: E402
 from bpfmap import prog_name  # noqa: E402
 from vrqtest import Stats, scx_ops, scx_state, wait_for  # noqa: E402
 
 PROBES = os.path.join(REPO, "target", "bench")
+# The runner's own files (the code base, the compilers' temporary files, scheduler logs) live on a
+# tmpfs of the guest's own: OUT is the host's folder over 9p, and even /tmp is the host's /tmp under
+# the RAM overlay, where creating a file looks its name up on the host. Scheduler logs are copied to
+# OUT/logs after each step.
+WORK = "/run/vrqbench"
+RAM_LOGS = os.path.join(WORK, "logs")
 
 
 def sysctl(name, value):
@@ -81,7 +92,8 @@ class Loaded:
     def __init__(self, spec, logdir, tag):
         self.spec = spec
         self.proc = None
-        self.log_path = os.path.join(logdir, f"{tag}.log")
+        self.log_path = os.path.join(RAM_LOGS, f"{tag}.log")
+        self.saved_log_path = os.path.join(logdir, f"{tag}.log")
 
     def start(self):
         cmd = SCHEDULERS[self.spec]["cmd"](REPO)
@@ -120,12 +132,13 @@ class Loaded:
             self.proc.kill()
             rc = self.proc.wait()
         self.logf.close()
+        shutil.copyfile(self.log_path, self.saved_log_path)
         wait_for(lambda: scx_state() == "disabled", 15)
         return rc
 
 
 def run_step(ctx, workload, spec, run, logdir):
-    rec = {"workload": workload, "scheduler": spec, "run": run, "status": "ok"}
+    rec = {"workload": workload, "scheduler": spec, "run": run, "instrument": ctx["instrument"], "status": "ok"}
     sched = Loaded(spec, logdir, f"{workload}-{spec}-{run}")
     if not sched.start():
         rec.update(status="load_failed", error=sched.error)
@@ -142,12 +155,16 @@ def run_step(ctx, workload, spec, run, logdir):
                 time.sleep(0.2)
     ss0 = schedstat()
     bpf0 = bpf_prog_stats(sched.proc.pid) if sched.proc else {}
+    waits0 = ctx["host_file_waits"].now()
     t0 = time.monotonic()
     try:
         rec["metrics"] = WORKLOADS[workload]["run"](ctx)
     except Exception as e:  # a workload that breaks is recorded, never dropped
         rec.update(status="error", error=f"{type(e).__name__}: {e}")
     rec["seconds"] = time.monotonic() - t0
+    waits1 = ctx["host_file_waits"].now()
+    # 9p requests the host answered while the step was measured: 0 when staging left nothing out
+    rec["host_file_waits"] = waits1 - waits0 if waits0 is not None else None
     ss1 = schedstat()
     rec["schedstat"] = {k: ss1[k] - ss0[k] for k in ss0}
     if sched.proc:
@@ -172,40 +189,113 @@ def progress(i, total, text):
     print(f"[{'#' * done}{'-' * (width - done)}] {i}/{total} {text}", flush=True)
 
 
-def main():
-    out = sys.argv[1]
+def make_ctx(plan, instrument, secs):
+    """What the workloads run with: CPUs, load lengths, the probes, perf, the code base, and the
+    counter of the host's 9p answers."""
+    ncpu = os.cpu_count()
+    units = plan["build_units"]
+    return {
+        "ncpu": ncpu,
+        "quick": plan["quick"],
+        "secs": secs,
+        "probes": PROBES,
+        "perf": find_perf(),
+        "instrument": instrument,
+        "codebase": codebase.generate(os.path.join(WORK, f"codebase-{units}"), units),
+        "host_file_waits": staging.HostFileWaits(),
+    }
+
+
+def stage_everything(out, instrument, plan, workloads, logdir):
+    """Copy into guest RAM the schedulers' binaries, the probes, and every file the workloads open or
+    execute, found by running each once under strace (--warm-up). Lists them in
+    logs/staged-INSTRUMENT.txt; returns how many files were staged."""
+    commands = (SCHEDULERS[s]["cmd"](REPO) for s in plan["schedulers"])
+    binaries = [c[0] for c in commands if c and os.path.exists(c[0])]
+    probes = [os.path.join(PROBES, p) for p in sorted(os.listdir(PROBES))]
+    trace_log = os.path.join(WORK, "warm-up.trace")
+    print(f"bench: warm-up of {', '.join(workloads)} under strace, to find the files to stage", flush=True)
+    rc = staging.trace([sys.executable, os.path.abspath(__file__), "--warm-up", out, *workloads], trace_log)
+    if rc != 0:
+        print(f"bench: the warm-up exited {rc}; staging what it opened", flush=True)
+    with open(trace_log) as f:
+        paths = binaries + probes + staging.traced_paths(f.read(), exclude=[out])
+    count = staging.stage(paths)
+    with open(os.path.join(logdir, f"staged-{instrument}.txt"), "w") as f:
+        f.write("".join(p + "\n" for p in paths if os.path.isfile(p)))
+    return count
+
+
+def warm_up(out, workloads):
+    """Run each workload once, briefly, under EEVDF: staging traces this (every file it opens), and
+    it warms the guest's caches before the first measured step. A build first when any workload
+    builds the code base, so that the whole toolchain, link included, is seen."""
     with open(os.path.join(out, "plan.json")) as f:
         plan = json.load(f)
+    ctx = make_ctx(plan, "warm-up", 1)
+    if any(WORKLOADS[w].get("codebase") for w in workloads):
+        cb = ctx["codebase"]
+        subprocess.run(["make", "-s", "-C", cb, "clean"], stdout=subprocess.DEVNULL)
+        subprocess.run(["make", "-s", "-C", cb, f"-j{ctx['ncpu']}", "prog"], stdout=subprocess.DEVNULL)
+    for w in workloads:
+        try:
+            WORKLOADS[w]["run"](ctx)
+        except Exception as e:  # the measured step will record it
+            print(f"bench: warm-up of {w} failed: {type(e).__name__}: {e}", flush=True)
+    return 0
+
+
+def record_machine(out, instrument, workloads, settings, staged):
+    """machine.json: the machine under test, and per instrument the boot that measured on it (QEMU
+    version, TCG thread mode, clock, vCPUs, files staged), each boot adding its own."""
+    path = os.path.join(out, "machine.json")
+    info = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            info = json.load(f)
+    info.update(machine(os.cpu_count()))
+    previous = info.setdefault("instruments", {}).get(instrument, {})
+    if staged is None and previous.get("staged_files") is not None:
+        return  # a boot that found every step done (after a VM fault at the very end) measured nothing
+    info["instruments"][instrument] = {**settings, "workloads": workloads, "staged_files": staged}
+    with open(path, "w") as f:
+        json.dump(info, f, indent=1)
+
+
+def main(argv):
+    os.makedirs(os.path.join(WORK, "tmp"), exist_ok=True)
+    os.environ["TMPDIR"] = os.path.join(WORK, "tmp")  # gcc's .s files, make's, perf's
+    if argv[:1] == ["--warm-up"]:
+        return warm_up(argv[1], argv[2:])
+    if len(argv) != 2 or argv[1] not in (*instruments.VM_INSTRUMENTS, instruments.NATIVE):
+        sys.exit("usage: guest.py OUT parallel|instructions|native")
+    out, instrument = argv
+    with open(os.path.join(out, "plan.json")) as f:
+        plan = json.load(f)
+    settings = {"desc": "this machine itself (no VM), host clock"}
+    if instrument != instruments.NATIVE:
+        settings = instruments.read_settings(os.path.join(out, "instrument"))
+        wrong = instruments.check_settings(instrument, settings)
+        if wrong:
+            sys.exit(f"bench: {wrong}")
+    workloads = [w for w in plan["workloads"] if plan["instruments"][w] == instrument]
     results = os.path.join(out, "results.jsonl")
-    done = set()
-    if os.path.exists(results):
-        with open(results) as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    continue  # a line cut short by a crash: that step runs again
-                done.add((r["workload"], r["scheduler"], r["run"]))
-    order = planmod.interleave(plan["workloads"], plan["schedulers"], plan["runs"])
-    todo = planmod.remaining(order, done)
+    order = planmod.interleave(workloads, plan["schedulers"], plan["runs"])
+    todo = planmod.remaining(order, planmod.done_steps(results))
     logdir = os.path.join(out, "logs")
     os.makedirs(logdir, exist_ok=True)
+    os.makedirs(RAM_LOGS, exist_ok=True)
 
     sysctl("kernel.sched_schedstats", 1)
     sysctl("kernel.bpf_stats_enabled", 1)
-    ncpu = os.cpu_count()
-    units = plan["build_units"]
-    ctx = {
-        "ncpu": ncpu,
-        "quick": plan["quick"],
-        "secs": plan["secs"],
-        "probes": PROBES,
-        "codebase": codebase.generate(f"/tmp/vrqbench-codebase-{units}", units),
-    }
-    with open(os.path.join(out, "machine.json"), "w") as f:
-        json.dump(machine(ncpu, out), f, indent=1)
+    ctx = make_ctx(plan, instrument, plan["secs"])
+    staged = None
+    if todo and instrument != instruments.NATIVE:
+        staged = stage_everything(out, instrument, plan, workloads, logdir)
+    record_machine(out, instrument, workloads, settings, staged)
 
-    print(f"bench: {len(order) - len(todo)} of {len(order)} steps already done; {len(todo)} to run", flush=True)
+    print(f"bench: {instrument} ({settings['desc']}): {len(order) - len(todo)} of {len(order)} steps "
+          f"already done; {len(todo)} to run", flush=True)
     for i, (w, s, r) in enumerate(todo):
         progress(len(order) - len(todo) + i, len(order), f"{w} {s} run {r + 1}/{plan['runs']} ...")
         rec = run_step(ctx, w, s, r, logdir)
@@ -215,44 +305,28 @@ def main():
             os.fsync(f.fileno())
         primary = WORKLOADS[w]["primary"]
         val = (rec.get("metrics") or {}).get(primary)
+        waits = rec.get("host_file_waits")
         print(f"    {rec['status']}: {primary}={val} ({rec['seconds']:.1f} s)"
-              + (f" {rec.get('error', '')}" if rec["status"] != "ok" else ""), flush=True)
+              + (f" {rec.get('error', '')}" if rec["status"] != "ok" else "")
+              + (f" [waited on the host's files {waits}x]" if waits else ""), flush=True)
     progress(len(order), len(order), "done")
+    return 0
 
 
-def machine(ncpu, out):
-    info = {"kernel": os.uname().release, "cpus": ncpu, **instrument(out)}
+def machine(ncpu):
+    info = {"kernel": os.uname().release, "cpus": ncpu}
     try:
         with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    info["cpu_model"] = line.split(":", 1)[1].strip()
-                    break
-        info["virtualized"] = os.path.exists("/sys/hypervisor") or "hypervisor" in open("/proc/cpuinfo").read()
+            cpuinfo = f.read()
+        for line in cpuinfo.splitlines():
+            if line.startswith("model name"):
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+        info["virtualized"] = os.path.exists("/sys/hypervisor") or "hypervisor" in cpuinfo
     except OSError:
         pass
     return info
 
 
-def instrument(out):
-    """What the numbers were measured on: tools/vm/vm-run writes its QEMU version, TCG thread mode and
-    clock (host, or instruction-counted) into the run's folder; without it the run was native."""
-    path = os.path.join(out, "instrument")
-    if not os.path.exists(path):
-        return {"instrument": "native"}
-    fields = {}
-    with open(path) as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            fields[key.strip()] = value.strip()
-    if fields.get("accel") == "kvm":
-        desc = f"{fields.get('qemu', 'QEMU ?')}, KVM"
-    else:
-        desc = f"{fields.get('qemu', 'QEMU ?')}, TCG {fields.get('tcg_threads', '?')}-threaded, clock {fields.get('clock', '?')}"
-    return {"instrument": desc, "qemu": fields.get("qemu"), "accel": fields.get("accel"),
-            "tcg_threads": fields.get("tcg_threads"), "clock": fields.get("clock"),
-            "host_cores": int(fields["host_cores"]) if fields.get("host_cores", "").isdigit() else None}
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

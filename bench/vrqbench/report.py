@@ -1,13 +1,19 @@
 """Turn a bench run's results.jsonl into report.md (tables laid out like VRQ's), summary.json and
-one PNG per workload. `bench report DIR` runs this alone, on saved results."""
+one PNG per workload. `bench report DIR` runs this alone, on saved results.
+
+Every ratio to EEVDF is judged against the workload's noise floor (EEVDF's own run-to-run
+coefficient of variation in the same run, vrqbench/stats.py): within it the ratio is level, not a
+win or a loss."""
 
 import json
 import os
 
-from vrqbench.stats import ratio, summarize
+from vrqbench.stats import noise_floor, ratio, summarize, trimmed_mean, verdict
 from vrqbench.workloads import BUILD_FOUR, WORKLOADS
 
 SCHEDSTAT_COLS = ("sched_count", "sched_goidle", "ttwu_count", "ttwu_local", "run_delay", "pcount")
+BASELINE = "eevdf"
+UNRECORDED = "unrecorded"  # results saved before the bench recorded instruments
 
 
 def load(out):
@@ -27,19 +33,41 @@ def load(out):
     return plan, recs, machine
 
 
+def instrument_of(plan, workload):
+    return plan.get("instruments", {}).get(workload, UNRECORDED)
+
+
+def _judged(values_by_scheduler, higher):
+    """Per scheduler the trimmed mean, its ratio to EEVDF's and the verdict against EEVDF's noise
+    floor, plus that noise floor; for one metric of one workload."""
+    floor = noise_floor(values_by_scheduler.get(BASELINE, []))
+    base = trimmed_mean(values_by_scheduler.get(BASELINE, []))
+    per = {}
+    for s, vals in values_by_scheduler.items():
+        mean = trimmed_mean(vals)
+        r = ratio(mean, base)
+        per[s] = {"mean": mean, "ratio_to_eevdf": r, "verdict": verdict(r, floor["cv"], higher)}
+    return floor, per
+
+
 def summarize_run(plan, recs):
-    """Per workload, per scheduler: status counts, the primary metric's statistics, the ratio of its
-    mean to EEVDF's, and the mean schedstat deltas and BPF cost."""
+    """Per workload: its instrument, the noise floor of its primary metric, and per scheduler status
+    counts, the primary metric's statistics, the ratio of its mean to EEVDF's with its verdict, the
+    mean schedstat deltas and BPF cost; for latency workloads each percentile judged the same way; and
+    how many measured steps waited on the host's files."""
     out = {}
     for w in plan["workloads"]:
-        primary = WORKLOADS[w]["primary"]
-        out[w] = {"primary": primary, "higher_is_better": WORKLOADS[w]["higher"], "desc": WORKLOADS[w]["desc"],
-                  "schedulers": {}}
+        spec = WORKLOADS[w]
+        primary = spec["primary"]
+        ws = {"primary": primary, "higher_is_better": spec["higher"], "desc": spec["desc"],
+              "instrument": instrument_of(plan, w), "schedulers": {}}
+        ok_by_scheduler = {}
         for s in plan["schedulers"]:
             rs = [r for r in recs if r["workload"] == w and r["scheduler"] == s]
             ok = [r for r in rs if r["status"] == "ok"]
+            ok_by_scheduler[s] = ok
             vals = [(r.get("metrics") or {}).get(primary) for r in ok]
-            entry = {
+            ws["schedulers"][s] = {
                 "runs": len(rs),
                 "ok": len(ok),
                 "failures": {st: sum(1 for r in rs if r["status"] == st) for st in ("load_failed", "ejected", "error")
@@ -49,10 +77,22 @@ def summarize_run(plan, recs):
                 "schedstat": {c: _mean([r["schedstat"][c] for r in ok if "schedstat" in r]) for c in SCHEDSTAT_COLS},
                 "bpf_ns_per_op": _mean([_bpf_cost(r) for r in ok if r.get("bpf")]),
             }
-            out[w]["schedulers"][s] = entry
-        base = out[w]["schedulers"].get("eevdf", {}).get("mean")
-        for s, e in out[w]["schedulers"].items():
-            e["ratio_to_eevdf"] = ratio(e["mean"], base)
+        floor, judged = _judged({s: e["values"] for s, e in ws["schedulers"].items()}, spec["higher"])
+        ws["noise_floor"] = floor
+        for s, e in ws["schedulers"].items():
+            e["ratio_to_eevdf"] = judged[s]["ratio_to_eevdf"]
+            e["verdict"] = judged[s]["verdict"]
+        if spec.get("percentiles"):
+            ws["percentiles"] = {}
+            for p in spec["percentiles"]:
+                pfloor, pjudged = _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
+                                           for s, ok in ok_by_scheduler.items()}, False)
+                ws["percentiles"][p] = {"noise_floor": pfloor, "schedulers": pjudged}
+        measured = [r for r in recs if r["workload"] == w and r.get("host_file_waits") is not None]
+        waited = [r for r in measured if r["host_file_waits"] > 0]
+        ws["host_file_waits"] = {"steps_measured": len(measured), "steps_waited": len(waited),
+                                 "requests": sum(r["host_file_waits"] for r in waited)}
+        out[w] = ws
     return out
 
 
@@ -76,27 +116,86 @@ def _fmt(v, digits=2):
     return str(v)
 
 
+def fmt_ratio(r, verdict_):
+    """A ratio to EEVDF with its verdict: `1.030 ~` (level: within the noise floor), `0.909 better`,
+    `1.120 worse`; the bare ratio when there is no noise floor to judge it by."""
+    if r is None:
+        return "—"
+    mark = {"level": " ~", "better": " better", "worse": " worse"}.get(verdict_, "")
+    return f"{r:.3f}{mark}"
+
+
+def fmt_floor(floor):
+    return "—" if floor["cv"] is None else f"{100 * floor['cv']:.1f}%"
+
+
+def instrument_lines(plan, machine):
+    """One line per instrument the run used: what it is (QEMU version, thread mode, clock, vCPUs) and
+    which workloads it measured."""
+    by_instrument = {}
+    for w in plan["workloads"]:
+        by_instrument.setdefault(instrument_of(plan, w), []).append(w)
+    recorded = machine.get("instruments", {})
+    lines = []
+    for inst, ws in by_instrument.items():
+        m = recorded.get(inst)
+        if m:
+            desc = m.get("desc", "?")
+            if m.get("cpus"):
+                desc += f"; {m['cpus']} vCPUs ({m.get('topology', '?')}) on {m.get('host_cores', '?')} host cores"
+            if m.get("staged_files") is not None:
+                desc += f"; {m['staged_files']} files staged into guest RAM before measuring"
+        elif inst == UNRECORDED:
+            desc = machine.get("instrument", "not recorded")
+        else:
+            desc = "no boot recorded yet"
+        lines.append(f"- **{inst}**: {desc}. Measured: {', '.join(ws)}.")
+    return lines
+
+
 def markdown(plan, summary, machine):
     lines = ["# scx_vrq bench report", ""]
-    lines.append(f"Machine: {machine.get('cpus', '?')} CPUs, {machine.get('cpu_model', '?')}, kernel "
+    lines.append(f"Machine under test: {machine.get('cpus', '?')} CPUs, {machine.get('cpu_model', '?')}, kernel "
                  f"{machine.get('kernel', '?')}{' (virtualized)' if machine.get('virtualized') else ''}.")
     lines.append(f"Mode: {'quick' if plan['quick'] else 'full'}, {plan['runs']} runs per scheduler and workload, "
-                 f"schedulers interleaved in one boot (order rotated each run). Mean = the mean with the "
-                 f"minimum and maximum dropped (VRQ's method) when there are 3 or more runs.")
+                 f"schedulers interleaved in one boot per instrument (order rotated each run). Mean = the mean "
+                 f"with the minimum and maximum dropped (VRQ's method) when there are 3 or more runs.")
+    if plan.get("peer_versions"):
+        lines.append("Peers: " + ", ".join(f"{c} {v}" for c, v in plan["peer_versions"].items()) + ".")
+    lines.append("")
+    lines.append("Instruments (every number below comes from the instrument named at its workload):")
+    lines.append("")
+    lines += instrument_lines(plan, machine)
+    lines.append("")
+    lines.append("Ratios are to EEVDF in the same run. Noise floor: EEVDF's run-to-run coefficient of variation "
+                 "(stdev / mean) of the same metric in this run. A ratio whose distance from 1 is within the "
+                 "noise floor is level, shown `~`; beyond it, `better` or `worse`.")
     lines.append("")
     present = [w for w in BUILD_FOUR if w in summary]
     if present:
-        lines.append("## Build throughput, ratio to EEVDF (time: below 1 is faster)")
+        insts = sorted({summary[w]["instrument"] for w in present})
+        lines.append(f"## Build throughput, ratio to EEVDF (instrument: {', '.join(insts)}; time: below 1 is faster)")
         lines.append("")
         lines.append("| scheduler | " + " | ".join(present) + " |")
         lines.append("|---|" + "---|" * len(present))
+        lines.append("| noise floor | " + " | ".join(fmt_floor(summary[w]["noise_floor"]) for w in present) + " |")
         for s in plan["schedulers"]:
-            lines.append(f"| {s} | " + " | ".join(_fmt(summary[w]["schedulers"][s]["ratio_to_eevdf"], 3)
+            lines.append(f"| {s} | " + " | ".join(fmt_ratio(summary[w]["schedulers"][s]["ratio_to_eevdf"],
+                                                             summary[w]["schedulers"][s]["verdict"])
                                               for w in present) + " |")
         lines.append("")
     for w, ws in summary.items():
         better = "higher is better" if ws["higher_is_better"] else "lower is better"
         lines.append(f"## {w}: {ws['desc']} ({ws['primary']}, {better})")
+        lines.append("")
+        floor = ws["noise_floor"]
+        lines.append(f"Instrument: {ws['instrument']}. Noise floor: {fmt_floor(floor)}, EEVDF's coefficient of "
+                     f"variation of {ws['primary']} over {floor['method']}.")
+        waits = ws["host_file_waits"]
+        if waits["steps_waited"]:
+            lines.append(f"Warning: {waits['steps_waited']} of {waits['steps_measured']} measured steps waited on "
+                         f"the host's files ({waits['requests']} 9p interrupts): staging left something out, and "
+                         f"their times include the host's.")
         lines.append("")
         lines.append("| scheduler | ok/runs | mean | median | stdev | ratio to EEVDF | "
                      + " | ".join(SCHEDSTAT_COLS) + " | BPF ns/op | failures |")
@@ -104,10 +203,26 @@ def markdown(plan, summary, machine):
         for s, e in ws["schedulers"].items():
             fails = ", ".join(f"{k} {v}" for k, v in e["failures"].items()) or "—"
             lines.append(f"| {s} | {e['ok']}/{e['runs']} | {_fmt(e['mean'])} | {_fmt(e['median'])} | "
-                         f"{_fmt(e['stdev'])} | {_fmt(e['ratio_to_eevdf'], 3)} | "
+                         f"{_fmt(e['stdev'])} | {fmt_ratio(e['ratio_to_eevdf'], e['verdict'])} | "
                          + " | ".join(_fmt(e["schedstat"][c], 0) for c in SCHEDSTAT_COLS)
                          + f" | {_fmt(e['bpf_ns_per_op'], 0)} | {fails} |")
         lines.append("")
+        if ws.get("percentiles"):
+            names = list(ws["percentiles"])
+            lines.append("Latency percentiles: mean µs, ratio to EEVDF judged against each percentile's own "
+                         "noise floor.")
+            lines.append("")
+            lines.append("| scheduler | " + " | ".join(names) + " |")
+            lines.append("|---|" + "---|" * len(names))
+            lines.append("| noise floor | " + " | ".join(fmt_floor(ws["percentiles"][p]["noise_floor"])
+                                                        for p in names) + " |")
+            for s in ws["schedulers"]:
+                cells = []
+                for p in names:
+                    e = ws["percentiles"][p]["schedulers"][s]
+                    cells.append(f"{_fmt(e['mean'], 0)} ({fmt_ratio(e['ratio_to_eevdf'], e['verdict'])})")
+                lines.append(f"| {s} | " + " | ".join(cells) + " |")
+            lines.append("")
         lines.append(f"![{w}](plots/{w}.png)")
         lines.append("")
     return "\n".join(lines)
@@ -128,7 +243,8 @@ def plots(out, summary):
         hi = [max(0, (ws["schedulers"][s]["max"] or 0) - (ws["schedulers"][s]["mean"] or 0)) for s in names]
         fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(names)), 3.2))
         ax.bar(names, means, yerr=[lo, hi], capsize=4, color="#4a7ab7")
-        ax.set_title(f"{w} ({ws['primary']}, {'higher' if ws['higher_is_better'] else 'lower'} is better)")
+        ax.set_title(f"{w} ({ws['primary']}, {'higher' if ws['higher_is_better'] else 'lower'} is better)\n"
+                     f"instrument: {ws['instrument']}", fontsize=9)
         ax.tick_params(axis="x", rotation=30)
         fig.tight_layout()
         path = os.path.join(out, "plots", f"{w}.png")
@@ -141,8 +257,9 @@ def plots(out, summary):
 def report(out):
     plan, recs, machine = load(out)
     summary = summarize_run(plan, recs)
+    noise_floors = {w: ws["noise_floor"]["cv"] for w, ws in summary.items()}
     with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump({"plan": plan, "machine": machine, "summary": summary}, f, indent=1)
+        json.dump({"plan": plan, "machine": machine, "noise_floors": noise_floors, "summary": summary}, f, indent=1)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(markdown(plan, summary, machine))
     plots(out, summary)

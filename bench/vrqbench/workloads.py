@@ -1,5 +1,7 @@
-"""The bench's schedulers and workloads. Each workload is a real program run on the machine under
-test; each returns a dict of metrics, one of which is its `primary` metric (with its direction)."""
+"""The bench's workloads. Each workload is a real program run on the machine under test; each returns
+a dict of metrics, one of which is its `primary` metric (with its direction). Each names the
+instrument that can see what it measures (vrqbench/instruments.py): throughput needs real
+parallelism, latency, fairness and scheduler cost need a clock the host's load cannot move."""
 
 import glob
 import os
@@ -7,34 +9,6 @@ import re
 import shutil
 import subprocess
 import time
-
-PEERS_DIR = ".bench-cache/peers/bin"
-
-# name -> how to start it (None: the kernel's own scheduler), and whether it serves scx_vrq's stats
-SCHEDULERS = {
-    "eevdf": {"cmd": lambda repo: None},
-    "vrq-global": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "global"], "vrq": True},
-    "vrq-llc": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "llc"], "vrq": True},
-    "vrq-cpu": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "cpu"], "vrq": True},
-    "bpfland": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_bpfland"], "peer": "scx_bpfland"},
-    "lavd": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_lavd"], "peer": "scx_lavd"},
-    "flash": {"cmd": lambda repo: [f"{repo}/{PEERS_DIR}/scx_flash"], "peer": "scx_flash"},
-    # scx_vrq's off-by-default switches, for measuring each one's effect; run only when named
-    "vrq-group": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--group-accounting", "session"],
-                  "vrq": True, "variant": True},
-    "vrq-depth": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--fork-depth-penalty"],
-                  "vrq": True, "variant": True},
-    "vrq-cpu-sticky": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--queue", "cpu", "--sticky"],
-                       "vrq": True, "variant": True},
-    # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
-    "vrq-bfs-wakeup": {"cmd": lambda repo: [f"{repo}/target/release/scx_vrq", "--wake-credit", "0",
-                                            "--preempt-local", "false", "--sync-handoff", "false",
-                                            "--target-latency-ms", "0"],
-                       "vrq": True, "variant": True},
-}
-
-# what `bench run` compares when --schedulers is not given
-DEFAULT_SCHEDULERS = [name for name, spec in SCHEDULERS.items() if not spec.get("variant")]
 
 
 def _sh(cmd, timeout=3600, **kw):
@@ -91,19 +65,21 @@ def messaging(ctx):
     return {"seconds": float(m.group(1)), "groups": groups, "loops": loops}
 
 
-def _perf():
-    """Debian 12 ships perf itself as /usr/bin/perf; newer releases a wrapper and perf_<version>
-    binaries (the wrapper refuses a kernel of another version: `perf bench` does not care)."""
+def find_perf():
+    """The perf binary, or None. Debian 12 ships perf itself as /usr/bin/perf; newer releases a
+    wrapper and perf_<version> binaries (the wrapper refuses a kernel of another version: `perf bench`
+    does not care). Looked up once, before anything is measured (the runner's ctx["perf"]): listing
+    /usr/bin in the VM reads the host's folder over 9p."""
     found = sorted(glob.glob("/usr/bin/perf_*")) or ([shutil.which("perf")] if shutil.which("perf") else [])
-    if not found:
-        raise RuntimeError("perf not installed (Debian: linux-perf)")
-    return found[-1]
+    return found[-1] if found else None
 
 
 def pipe(ctx):
     """perf bench sched pipe: two tasks ping-pong over a pipe; µs per round trip (lower is better)."""
     loops = 20000 if ctx["quick"] else 100000
-    out = _sh([_perf(), "bench", "sched", "pipe", "-l", str(loops)]).stdout
+    if not ctx["perf"]:
+        raise RuntimeError("perf not installed (Debian: linux-perf)")
+    out = _sh([ctx["perf"], "bench", "sched", "pipe", "-l", str(loops)]).stdout
     m = re.search(r"([0-9.]+)\s+usecs/op", out)
     if not m:
         raise RuntimeError(f"no usecs/op in perf output: {out!r}")
@@ -172,27 +148,49 @@ def forkwait(ctx):
     return {"rate": float(fields["rate"])}
 
 
-# name -> runner, primary metric, whether higher is better, description
+# Which instrument each workload is measured on (vrqbench/instruments.py). Throughput is the work
+# of several CPUs at once: only real parallelism (multi-threaded TCG or KVM, host clock) shows it.
+# Latency, fairness and the scheduler's own cost are times within one machine: the instruction clock
+# shows them free of the host's load.
+THROUGHPUT = "parallel"
+TIMING = "instructions"
+
+# name -> runner, primary metric, whether higher is better, description, instrument; `percentiles`:
+# the latency percentiles the report compares one by one; `codebase`: builds the generated code base
+# (the instruction-clock boot stages the whole toolchain)
 WORKLOADS = {
-    "build-50": {"run": build(0.5), "primary": "seconds", "higher": False, "desc": "make -j(0.5 x CPUs)"},
-    "build-100": {"run": build(1.0), "primary": "seconds", "higher": False, "desc": "make -j(CPUs)"},
-    "build-150": {"run": build(1.5), "primary": "seconds", "higher": False, "desc": "make -j(1.5 x CPUs)"},
+    "build-50": {"run": build(0.5), "primary": "seconds", "higher": False, "desc": "make -j(0.5 x CPUs)",
+                 "instrument": THROUGHPUT, "codebase": True},
+    "build-100": {"run": build(1.0), "primary": "seconds", "higher": False, "desc": "make -j(CPUs)",
+                  "instrument": THROUGHPUT, "codebase": True},
+    "build-150": {"run": build(1.5), "primary": "seconds", "higher": False, "desc": "make -j(1.5 x CPUs)",
+                  "instrument": THROUGHPUT, "codebase": True},
     "build-100+50idle": {"run": build(1.0, 0.5), "primary": "seconds", "higher": False,
-                         "desc": "make -j(CPUs) + SCHED_IDLE burners on half the CPUs"},
-    "messaging": {"run": messaging, "primary": "seconds", "higher": False, "desc": "hackbench -P"},
-    "pipe": {"run": pipe, "primary": "usecs_per_op", "higher": False, "desc": "perf bench sched pipe"},
+                         "desc": "make -j(CPUs) + SCHED_IDLE burners on half the CPUs",
+                         "instrument": THROUGHPUT, "codebase": True},
+    "messaging": {"run": messaging, "primary": "seconds", "higher": False, "desc": "hackbench -P",
+                  "instrument": THROUGHPUT},
+    "pipe": {"run": pipe, "primary": "usecs_per_op", "higher": False, "desc": "perf bench sched pipe",
+             "instrument": TIMING},
     "wakelat-100": {"run": wakelat(1.0), "primary": "p99_us", "higher": False,
-                    "desc": "wake-up latency while make -j(CPUs) runs"},
+                    "desc": "wake-up latency while make -j(CPUs) runs", "instrument": TIMING, "codebase": True,
+                    "percentiles": ["p50_us", "p99_us", "p999_us"]},
     "wakelat-150": {"run": wakelat(1.5), "primary": "p99_us", "higher": False,
-                    "desc": "wake-up latency while make -j(1.5 x CPUs) runs"},
+                    "desc": "wake-up latency while make -j(1.5 x CPUs) runs", "instrument": TIMING,
+                    "codebase": True, "percentiles": ["p50_us", "p99_us", "p999_us"]},
     "reqlat": {"run": reqlat(2), "primary": "req_p99_us", "higher": False,
-               "desc": "request/worker: 1 message thread, 2 workers per CPU, 1 ms requests, saturated"},
-    "interactive-alone": {"run": interactive(0), "primary": "rate", "higher": True, "desc": "CPU hog alone"},
+               "desc": "request/worker: 1 message thread, 2 workers per CPU, 1 ms requests, saturated",
+               "instrument": TIMING,
+               "percentiles": ["wake_p50_us", "wake_p99_us", "wake_p999_us", "req_p50_us", "req_p99_us",
+                               "req_p999_us"]},
+    "interactive-alone": {"run": interactive(0), "primary": "rate", "higher": True, "desc": "CPU hog alone",
+                          "instrument": TIMING},
     "interactive-4x": {"run": interactive(4), "primary": "rate", "higher": True,
-                       "desc": "CPU hog beside make -j(4 x CPUs)"},
+                       "desc": "CPU hog beside make -j(4 x CPUs)", "instrument": TIMING, "codebase": True},
     "interactive-16x": {"run": interactive(16), "primary": "rate", "higher": True,
-                        "desc": "CPU hog beside make -j(16 x CPUs)"},
-    "forkwait": {"run": forkwait, "primary": "rate", "higher": True, "desc": "fork -> exec -> wait chain"},
+                        "desc": "CPU hog beside make -j(16 x CPUs)", "instrument": TIMING, "codebase": True},
+    "forkwait": {"run": forkwait, "primary": "rate", "higher": True, "desc": "fork -> exec -> wait chain",
+                 "instrument": THROUGHPUT},
 }
 
 # VRQ's four build ratios, reported side by side

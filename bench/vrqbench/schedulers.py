@@ -1,0 +1,88 @@
+"""The bench's schedulers: how to start each one, and the peers' pinned versions.
+
+The peers are other sched_ext schedulers from the scx project, installed with `cargo install` into
+.bench-cache/peers at the version pinned here, so that two bench runs months apart compare the same
+code. Each peer has its own pin: the scx crates are released independently."""
+
+import json
+import os
+
+PEERS_ROOT = ".bench-cache/peers"  # cargo install --root
+PEERS_DIR = f"{PEERS_ROOT}/bin"
+PEER_TARGET_DIR = ".bench-cache/peer-target"  # one CARGO_TARGET_DIR shared by every peer's build
+
+# crate (and binary) name -> pinned version
+PEER_VERSIONS = {
+    "scx_bpfland": "1.1.4",
+    "scx_lavd": "1.1.4",
+    "scx_flash": "1.1.4",
+    "scx_cosmos": "1.1.7",
+    "scx_beerland": "1.1.4",
+}
+
+
+def _vrq(*args):
+    return lambda repo: [f"{repo}/target/release/scx_vrq", *args]
+
+
+def _peer(crate):
+    return lambda repo: [f"{repo}/{PEERS_DIR}/{crate}"]
+
+
+# name -> how to start it (None: the kernel's own scheduler), whether it serves scx_vrq's stats, which
+# peer crate it is, and whether it is one of scx_vrq's off-by-default switches (run only when named)
+SCHEDULERS = {
+    "eevdf": {"cmd": lambda repo: None},
+    "vrq-global": {"cmd": _vrq("--queue", "global"), "vrq": True},
+    "vrq-llc": {"cmd": _vrq("--queue", "llc"), "vrq": True},
+    "vrq-cpu": {"cmd": _vrq("--queue", "cpu"), "vrq": True},
+    "bpfland": {"cmd": _peer("scx_bpfland"), "peer": "scx_bpfland"},
+    "lavd": {"cmd": _peer("scx_lavd"), "peer": "scx_lavd"},
+    "flash": {"cmd": _peer("scx_flash"), "peer": "scx_flash"},
+    "cosmos": {"cmd": _peer("scx_cosmos"), "peer": "scx_cosmos"},
+    "beerland": {"cmd": _peer("scx_beerland"), "peer": "scx_beerland"},
+    "vrq-group": {"cmd": _vrq("--group-accounting", "session"), "vrq": True, "variant": True},
+    "vrq-depth": {"cmd": _vrq("--fork-depth-penalty"), "vrq": True, "variant": True},
+    "vrq-cpu-sticky": {"cmd": _vrq("--queue", "cpu", "--sticky"), "vrq": True, "variant": True},
+    # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
+    "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
+                                   "--target-latency-ms", "0"), "vrq": True, "variant": True},
+}
+
+# what `bench run` compares when --schedulers is not given
+DEFAULT_SCHEDULERS = [name for name, spec in SCHEDULERS.items() if not spec.get("variant")]
+
+
+def peer_of(scheduler):
+    """The peer crate a scheduler runs, or None for EEVDF and scx_vrq."""
+    return SCHEDULERS[scheduler].get("peer")
+
+
+def installed_peer_versions(repo):
+    """crate -> version of what `cargo install --root` put into .bench-cache/peers, from the
+    .crates2.json it keeps there (keys read "NAME VERSION (SOURCE)"); {} when nothing is installed."""
+    path = os.path.join(repo, PEERS_ROOT, ".crates2.json")
+    try:
+        with open(path) as f:
+            installs = json.load(f).get("installs", {})
+    except (OSError, ValueError):
+        return {}
+    versions = {}
+    for key in installs:
+        parts = key.split()
+        if len(parts) >= 2:
+            versions[parts[0]] = parts[1]
+    return versions
+
+
+def peer_state(repo, crate, installed=None):
+    """One of "missing" (no binary), "pinned" (the binary of the pinned version), "unpinned VERSION"
+    (cargo installed another version) or "unrecorded" (a binary cargo has no record of)."""
+    if not os.path.exists(os.path.join(repo, PEERS_DIR, crate)):
+        return "missing"
+    if installed is None:
+        installed = installed_peer_versions(repo)
+    version = installed.get(crate)
+    if version is None:
+        return "unrecorded"
+    return "pinned" if version == PEER_VERSIONS[crate] else f"unpinned {version}"
