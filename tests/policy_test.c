@@ -88,6 +88,14 @@ static void test_task_prio_and_preempt(void)
 	CHECK(!vrq_should_preempt(200, 200));
 	CHECK(!vrq_should_preempt(300, 200));
 	CHECK(!vrq_should_preempt(100, 0));	/* an idle CPU is woken, never "preempted" */
+
+	/* dispatch: the task that just ran keeps its CPU unless a queue head is earlier */
+	CHECK(vrq_keeps_cpu(500, 0, 0));	/* every queue empty */
+	CHECK(vrq_keeps_cpu(100, 1, 200));
+	CHECK(vrq_keeps_cpu(200, 1, 200));	/* a tie keeps it: no switch for nothing */
+	CHECK(!vrq_keeps_cpu(300, 1, 200));
+	/* a kernel thread's wake-up at the head beats any user task that just ran */
+	CHECK(!vrq_keeps_cpu(vrq_priodl(VRQ_PRIO_NORMAL, 0), 1, vrq_priodl(VRQ_PRIO_KERNEL, ~0ULL)));
 }
 
 static void test_effective_slice(void)

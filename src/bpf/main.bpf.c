@@ -340,8 +340,81 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 }
 
 /*
- * Bring a task's deadline onto queue @q's clock and renew it when vrq_renew_deadline() says so (@woken:
- * it is queued by its wake-up, not after being descheduled while runnable). Idempotent.
+ * The deadline's three jobs, each on queue @q's clock (niffies, already advanced by the caller):
+ * rebase_deadline() moves it onto that clock; new_deadline_from_now() is BFS's renewal; fit_slice()
+ * cuts a remainder longer than the queue allows now. refresh_deadline() runs them in that order.
+ */
+
+/* Carry the deadline over from the clock it is on to queue @q's, keeping its lead (VRQ's RQ niffies). */
+static __always_inline void rebase_deadline(struct task_ctx *tctx, u32 q, u64 niffies)
+{
+	if (tctx->queue == q)
+		return;
+	if (tctx->queue != VRQ_NO_QUEUE) {
+		struct vrq_queue *src = queue_state(tctx->queue);
+
+		tctx->deadline = vrq_rebase_deadline(tctx->deadline, src->niffies, niffies);
+		stat_inc(VRQ_STAT_NIFFIES_REBASE);
+	}
+	tctx->queue = q;
+}
+
+/* Count which long-queue rule (vrq_effective_slice) gave the slice of a renewal. */
+static __always_inline void count_slice_rule(u64 slice, u32 rule)
+{
+	if (slice < rr_interval_ns)
+		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	if (rule == VRQ_SLICE_TARGET)
+		stat_inc(VRQ_STAT_TARGET_SHRUNK);
+	if (rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
+		stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
+	if (rule == VRQ_SLICE_ROUND_OVER)
+		stat_inc(VRQ_STAT_ROUND_OVER);
+}
+
+/*
+ * BFS's renewal: a fresh @slice and a new deadline from @niffies (now on its queue's clock), less the
+ * wake-up credit when --wake-credit gives one (@woken), its offset stretched by group accounting and
+ * the fork-depth penalty.
+ */
+static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
+						  u64 slice, bool woken)
+{
+	u64 group_n = group_runnable_of(tctx->group);
+	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
+	u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
+	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
+
+	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
+	 * next wake-up) */
+	tctx->kernel_wakeup = 0;
+	if (credit) {
+		tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
+		stat_inc(VRQ_STAT_WAKE_CREDIT);
+	} else {
+		tctx->time_slice = slice;
+	}
+	tctx->deadline = niffies + offset - credit;
+	stat_inc(VRQ_STAT_NEW_DEADLINE);
+	if (group_n > 1)
+		stat_inc(VRQ_STAT_GROUP_SCALED);
+	if (depth_n > 1)
+		stat_inc(VRQ_STAT_DEPTH_SCALED);
+}
+
+/* The queue grew long: do not let a stale long remainder hold up the round. */
+static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
+{
+	if (tctx->time_slice > (s64)slice) {
+		tctx->time_slice = slice;
+		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	}
+}
+
+/*
+ * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_renew_deadline() says
+ * so (@woken: it is queued by its wake-up, not after being descheduled while runnable), else keep it
+ * and fit its remaining slice to the queue. Idempotent.
  */
 static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
@@ -349,51 +422,37 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 	u32 slice_rule;
 	u64 slice;
 
-	if (tctx->queue != q) {
-		if (tctx->queue != VRQ_NO_QUEUE) {
-			struct vrq_queue *src = queue_state(tctx->queue);
-
-			tctx->deadline = vrq_rebase_deadline(tctx->deadline, src->niffies, niffies);
-			stat_inc(VRQ_STAT_NIFFIES_REBASE);
-		}
-		tctx->queue = q;
-	}
-
+	rebase_deadline(tctx, q, niffies);
 	slice = task_slice(p, q, &slice_rule);
 	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
-		if (slice < rr_interval_ns)
-			stat_inc(VRQ_STAT_SLICE_SHRUNK);
-		if (slice_rule == VRQ_SLICE_TARGET)
-			stat_inc(VRQ_STAT_TARGET_SHRUNK);
-		if (slice_rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
-			stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
-		if (slice_rule == VRQ_SLICE_ROUND_OVER)
-			stat_inc(VRQ_STAT_ROUND_OVER);
-		u64 group_n = group_runnable_of(tctx->group);
-		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-		u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
-		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
-
-		/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again
-		 * on its next wake-up) */
-		tctx->kernel_wakeup = 0;
-		if (credit) {
-			tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
-			stat_inc(VRQ_STAT_WAKE_CREDIT);
-		} else {
-			tctx->time_slice = slice;
-		}
-		tctx->deadline = niffies + offset - credit;
-		stat_inc(VRQ_STAT_NEW_DEADLINE);
-		if (group_n > 1)
-			stat_inc(VRQ_STAT_GROUP_SCALED);
-		if (depth_n > 1)
-			stat_inc(VRQ_STAT_DEPTH_SCALED);
-	} else if (tctx->time_slice > (s64)slice) {
-		/* the queue grew long: do not let a stale long slice hold up the round */
-		tctx->time_slice = slice;
-		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		count_slice_rule(slice, slice_rule);
+		new_deadline_from_now(p, tctx, niffies, slice, woken);
+	} else {
+		fit_slice(tctx, slice);
 	}
+}
+
+/* The one writer of a CPU's running_priodl (0: nothing runs there), which find_cpu_for reads. */
+static __always_inline void set_running_priodl(struct cpu_ctx *cctx, u64 priodl)
+{
+	if (cctx)
+		cctx->running_priodl = priodl;
+}
+
+/*
+ * Keeping a task on its CPU. Two callbacks decide it and this carries it out:
+ *  - dispatch (prev_keeps_cpu): the task that just ran has a priodl no larger than any queue head this
+ *    CPU could take; dispatch takes nothing and the kernel hands the task back through
+ *    enqueue(SCX_ENQ_LAST), which calls this;
+ *  - tick (renew_on_tick): its slice ran out and nothing waits anywhere; renewed in place, without a
+ *    trip through schedule().
+ * Both have refreshed its deadline on this CPU's queue as a task that was not woken (renewed if its
+ * slice is used up). @priodl is its priodl after that. It never left: no sticky mark.
+ */
+static __always_inline void keep_on_cpu(struct task_ctx *tctx, struct cpu_ctx *cctx, u64 priodl)
+{
+	tctx->sticky_cpu = -1;
+	set_running_priodl(cctx, priodl);
 }
 
 static const struct cpumask *level_mask(struct cpu_ctx *cctx, u32 level)
@@ -767,11 +826,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	 * priodl): keep it there with its renewed slice.
 	 */
 	if (enq_flags & SCX_ENQ_LAST) {
-		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
-
-		if (cctx)
-			cctx->running_priodl = priodl;
-		tctx->sticky_cpu = -1;	/* it never left */
+		keep_on_cpu(tctx, cpu_ctx_of(cpu), priodl);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
 		stat_inc(VRQ_STAT_KEEP_LAST);
 		return;
@@ -811,7 +866,8 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
  */
 #define VRQ_IDLE_RESCUE_MAX 4
 
-static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
+/* Dispatch, step 1: run SCHED_IDLE tasks that waited past the bound; true if any. */
+static bool rescue_starved_idle(s32 cpu, u32 q, u64 now)
 {
 	struct vrq_queue *vq = queue_state(q);
 	struct task_struct *p;
@@ -841,29 +897,46 @@ static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
 	return rescued > 0;
 }
 
-void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
+/* What dispatch found at the heads of the queues (find_best_head). */
+struct best_head {
+	u32 q;			/* the queue whose head has the smallest key; VRQ_NO_QUEUE: every queue empty */
+	u32 dist;		/* its distance from this CPU, which breaks ties */
+	u64 priodl;		/* its key: the head's priodl, later by the sticky offset if it is sticky elsewhere */
+	u64 sticky_passed;	/* the smallest priodl among the heads made later as sticky ((u64)-1: none) */
+};
+
+/*
+ * BFS sticky tasks: does @head, the head of queue @q, count as later for this CPU of queue @own? When
+ * it is sticky to a CPU of @q (another CPU had to leave it there), unless taking it evens out the two
+ * queues (vrq_sticky_holds).
+ */
+static __always_inline bool sticky_elsewhere(struct task_struct *head, u32 q, u32 own)
 {
-	u32 own = queue_of_cpu(cpu), q, best_q = VRQ_NO_QUEUE, best_dist = VRQ_NR_DIST;
-	u64 best_priodl = 0, now = scx_bpf_now();
-	u64 sticky_raw = (u64)-1;	/* smallest priodl among the sticky heads counted as later */
+	struct task_ctx *hctx;
+
+	if (!sticky_tasks || q == own)
+		return false;
+	hctx = task_ctx_of(head);
+	return hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
+	       vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
+				scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)]);
+}
+
+/*
+ * Dispatch, step 2: the earliest priodl among the queue heads this CPU may run, read without taking any
+ * queue lock (MuQSS's lockless peek); ties go to the nearest queue (enum vrq_distance).
+ */
+static __always_inline void find_best_head(s32 cpu, u32 own, struct best_head *best)
+{
 	struct task_struct *head;
-	bool prev_runnable;
+	u32 q, dist;
+	u64 key;
 
-	if ((u32)cpu >= VRQ_MAX_CPUS)
-		return;
-	refresh_cpu_perf(cpu);
-
-	if (dispatch_starved_idle(cpu, own, now))
-		return;
-
-	/*
-	 * Earliest priodl among the queue heads this CPU may run, read without taking any queue lock;
-	 * ties go to the nearest queue (the search follows the cache-locality order of enum vrq_distance).
-	 */
+	best->q = VRQ_NO_QUEUE;
+	best->dist = VRQ_NR_DIST;
+	best->priodl = 0;
+	best->sticky_passed = (u64)-1;
 	bpf_for(q, 0, nr_queues) {
-		u32 dist, rep;
-		u64 key;
-
 		if (q != own)
 			stat_inc(VRQ_STAT_PEEK);
 		head = __COMPAT_scx_bpf_dsq_peek(q);
@@ -877,88 +950,127 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		if (q != own && !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
 			continue;
 		key = head->scx.dsq_vtime;
-		/*
-		 * BFS sticky: a task another CPU had to leave counts as later anywhere but there, unless
-		 * taking it evens out the two queues
-		 */
-		if (sticky_tasks && q != own) {
-			struct task_ctx *hctx = task_ctx_of(head);
-
-			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
-			    vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
-					     scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)])) {
-				if (key < sticky_raw)
-					sticky_raw = key;
-				key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
-			}
+		if (sticky_elsewhere(head, q, own)) {
+			if (key < best->sticky_passed)
+				best->sticky_passed = key;
+			key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
 		}
-		rep = queue_rep_cpu[QUEUE_IDX(q)];
-		dist = cpu_distance(cpu, rep);
-		if (best_q == VRQ_NO_QUEUE || key < best_priodl || (key == best_priodl && dist < best_dist)) {
-			best_q = q;
-			best_priodl = key;
-			best_dist = dist;
+		dist = cpu_distance(cpu, queue_rep_cpu[QUEUE_IDX(q)]);
+		if (best->q == VRQ_NO_QUEUE || key < best->priodl || (key == best->priodl && dist < best->dist)) {
+			best->q = q;
+			best->priodl = key;
+			best->dist = dist;
 		}
 	}
+}
 
-	/*
-	 * The task that just ran is not in any queue yet: it competes with the heads by its own
-	 * (renewed, if its slice is used up) priodl. If it wins, dispatch nothing; the kernel then hands
-	 * it back through enqueue(SCX_ENQ_LAST), which keeps it on this CPU.
-	 */
-	prev_runnable = prev && (prev->scx.flags & SCX_TASK_QUEUED);
-	if (prev_runnable && bpf_cpumask_test_cpu(cpu, prev->cpus_ptr)) {
-		struct task_ctx *pctx = task_ctx_of(prev);
-
-		if (pctx) {
-			u64 prev_priodl;
-
-			/*
-			 * Charge its run first: a slice the slice timer ended is used up only once charged
-			 * (otherwise only the tick charges), and an uncharged one would keep its old deadline
-			 * and win again until the next tick.
-			 */
-			charge_slice(pctx, scx_bpf_now());
-			refresh_deadline(prev, pctx, own, false);
-			prev_priodl = task_priodl(prev, pctx);
-			if (best_q == VRQ_NO_QUEUE || prev_priodl <= best_priodl) {
-				if (sticky_raw < prev_priodl)
-					stat_inc(VRQ_STAT_STICKY_PASSED);
-				return;
-			}
-		}
-	}
-	if (best_q != VRQ_NO_QUEUE && sticky_raw < best_priodl)
+/* A sticky head that would have beaten the task that runs (@winner) counted as later: say so. */
+static __always_inline void count_sticky_passed(const struct best_head *best, u64 winner)
+{
+	if (best->sticky_passed < winner)
 		stat_inc(VRQ_STAT_STICKY_PASSED);
+}
 
-	if (best_q != VRQ_NO_QUEUE) {
-		struct vrq_queue *vq = queue_state(best_q);
-		u64 depth = scx_bpf_dsq_nr_queued(best_q);
+/* The task that just ran is still runnable and may run on this CPU (else: goidle_reason). */
+static __always_inline bool prev_may_stay(s32 cpu, struct task_struct *prev)
+{
+	return prev && (prev->scx.flags & SCX_TASK_QUEUED) && bpf_cpumask_test_cpu(cpu, prev->cpus_ptr);
+}
 
-		vq->nr_queued = depth;
-		if (depth > vq->max_queued)
-			vq->max_queued = depth;
-		/* the upgrade: only now take the chosen queue's lock, to move its first runnable task here */
-		if (scx_bpf_dsq_move_to_local(best_q, 0)) {
-			stat_inc(best_q == own ? VRQ_STAT_DISPATCH_LOCAL : VRQ_STAT_DISPATCH_STEAL);
-			return;
-		}
-		if (best_q != own) {
-			stat_inc(VRQ_STAT_STEAL_FAIL);
-			if (scx_bpf_dsq_move_to_local(own, 0)) {
-				stat_inc(VRQ_STAT_DISPATCH_LOCAL);
-				return;
-			}
-		}
+/*
+ * Dispatch, step 3: the task that just ran is not in any queue yet; it competes with the best head by
+ * its own priodl (vrq_keeps_cpu). Its run is charged first: a slice the slice timer ended is used up
+ * only once charged (otherwise only the tick charges), and an uncharged one would keep its old deadline
+ * and win again until the next tick. Then its deadline is refreshed on this CPU's queue (renewed if its
+ * slice is used up). True: it keeps the CPU (dispatch takes nothing; see keep_on_cpu).
+ */
+static __always_inline bool prev_keeps_cpu(s32 cpu, struct task_struct *prev, u32 own,
+					   const struct best_head *best)
+{
+	struct task_ctx *pctx;
+	u64 priodl;
+
+	if (!prev_may_stay(cpu, prev) || !(pctx = task_ctx_of(prev)))
+		return false;
+	charge_slice(pctx, scx_bpf_now());
+	refresh_deadline(prev, pctx, own, false);
+	priodl = task_priodl(prev, pctx);
+	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl))
+		return false;
+	count_sticky_passed(best, priodl);
+	return true;
+}
+
+/*
+ * Dispatch, step 4, the upgrade of BFS's upgradeable-lock experiment: only now lock the chosen queue, to
+ * move its first task that may run here to this CPU. If another queue's task is gone by then, fall back
+ * to this CPU's own queue. Records the queue's depth for the statistics.
+ */
+static __always_inline bool take_best(u32 own, const struct best_head *best)
+{
+	struct vrq_queue *vq;
+	u64 depth;
+
+	if (best->q == VRQ_NO_QUEUE)
+		return false;
+	vq = queue_state(best->q);
+	depth = scx_bpf_dsq_nr_queued(best->q);
+	vq->nr_queued = depth;
+	if (depth > vq->max_queued)
+		vq->max_queued = depth;
+	if (scx_bpf_dsq_move_to_local(best->q, 0)) {
+		stat_inc(best->q == own ? VRQ_STAT_DISPATCH_LOCAL : VRQ_STAT_DISPATCH_STEAL);
+		return true;
 	}
+	if (best->q == own)
+		return false;
+	stat_inc(VRQ_STAT_STEAL_FAIL);
+	if (scx_bpf_dsq_move_to_local(own, 0)) {
+		stat_inc(VRQ_STAT_DISPATCH_LOCAL);
+		return true;
+	}
+	return false;
+}
 
-	/* Nothing to run here: say why (VRQ's sched_goidle breakdown). */
+/*
+ * Dispatch, step 5: nothing to run here; say why (VRQ's sched_goidle breakdown). A runnable @prev that
+ * may stay but lost to a head that was gone by the take is none of these.
+ */
+static __always_inline void count_goidle(s32 cpu, struct task_struct *prev)
+{
 	if (!prev)
 		stat_inc(VRQ_STAT_GOIDLE_IDLE);
-	else if (!prev_runnable)
+	else if (!(prev->scx.flags & SCX_TASK_QUEUED))
 		stat_inc(VRQ_STAT_GOIDLE_BLOCKED);
 	else if (!bpf_cpumask_test_cpu(cpu, prev->cpus_ptr))
 		stat_inc(VRQ_STAT_GOIDLE_NEEDOTHER);
+}
+
+/*
+ * ops.dispatch: CPU @cpu needs a task (its task blocked, its slice ran out, or it was kicked); @prev is
+ * the task that just ran (NULL if the CPU was idle). Reads every queue's head and @prev's task_ctx;
+ * writes @prev's time_slice / last_charged / deadline (it competes), this CPU's scaled bit, the chosen
+ * queue's depth figures and idle_scan_at of its own.
+ */
+void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u32 own = queue_of_cpu(cpu);
+	u64 now = scx_bpf_now();
+	struct best_head best;
+
+	if ((u32)cpu >= VRQ_MAX_CPUS)
+		return;
+	refresh_cpu_perf(cpu);
+	if (rescue_starved_idle(cpu, own, now))
+		return;
+	find_best_head(cpu, own, &best);
+	if (prev_keeps_cpu(cpu, prev, own, &best))
+		return;
+	if (best.q != VRQ_NO_QUEUE)
+		count_sticky_passed(&best, best.priodl);
+	if (take_best(own, &best))
+		return;
+	count_goidle(cpu, prev);
 }
 
 /* The slice of the run it was armed for is over: make that CPU reschedule, if it is still that run. */
@@ -1038,10 +1150,9 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 		}
 		tctx->delay_cpu = -1;
 	}
-	if (cctx) {
+	if (cctx)
 		start_run(p, tctx, cpu, cctx, q);
-		cctx->running_priodl = task_priodl(p, tctx);
-	}
+	set_running_priodl(cctx, task_priodl(p, tctx));
 }
 
 /*
@@ -1059,6 +1170,20 @@ static bool anything_waiting(void)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The slice ran out (the kernel reschedules when it reads 0 after the tick) but nothing waits anywhere:
+ * renew it here, with the new deadline BFS would give, instead of a trip through schedule() and
+ * dispatch that could only pick this task again (see keep_on_cpu).
+ */
+static __always_inline void renew_on_tick(struct task_struct *p, struct task_ctx *tctx, struct cpu_ctx *cctx,
+					  u32 q)
+{
+	refresh_deadline(p, tctx, q, false);
+	p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
+	keep_on_cpu(tctx, cctx, task_priodl(p, tctx));
+	stat_inc(VRQ_STAT_SLICE_RENEWED);
 }
 
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
@@ -1081,13 +1206,8 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	 * waits anywhere: renew it here, with the new deadline BFS would give, instead of a trip
 	 * through schedule() and dispatch that can only pick this task again (keep_last).
 	 */
-	if (tctx && p->scx.slice == 0 && !anything_waiting()) {
-		refresh_deadline(p, tctx, queue_of_cpu(cpu), false);
-		p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
-		if (cctx)
-			cctx->running_priodl = task_priodl(p, tctx);
-		stat_inc(VRQ_STAT_SLICE_RENEWED);
-	}
+	if (tctx && p->scx.slice == 0 && !anything_waiting())
+		renew_on_tick(p, tctx, cctx, queue_of_cpu(cpu));
 }
 
 void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
@@ -1121,8 +1241,7 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		}
 		tctx->yielded = 0;
 	}
-	if (cctx)
-		cctx->running_priodl = 0;
+	set_running_priodl(cctx, 0);
 }
 
 /*

@@ -7,6 +7,8 @@
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
+ *   - keeping the CPU, preemption ..... vrq_keeps_cpu(), vrq_may_preempt(), vrq_should_preempt(),
+ *                                        vrq_preempt_local()
  *   - select_cpu -> enqueue hand-off .. vrq_take_once()
  *   - slice under long queues ......... vrq_effective_slice() (the floor that gives way), vrq_task_slice()
  *   - CPU-selection / locality order .. vrq_select_step() (VRQ's best_mask_cpu, frequency-aware),
@@ -183,6 +185,16 @@ static __always_inline int vrq_may_preempt(u32 policy, int sync_wakeup)
 static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_priodl)
 {
 	return running_priodl && waking_priodl < running_priodl;
+}
+
+/*
+ * Does the task that just ran keep its CPU (dispatch)? It is in no queue while it runs, so it competes
+ * with the best head this CPU could take (@any_head) by its own priodl, refreshed as dispatch does: it
+ * keeps the CPU when no head is earlier. A tie keeps it: taking the head would buy nothing but a switch.
+ */
+static __always_inline int vrq_keeps_cpu(u64 priodl, int any_head, u64 best_head_priodl)
+{
+	return !any_head || priodl <= best_head_priodl;
 }
 
 /*
