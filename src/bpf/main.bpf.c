@@ -552,93 +552,172 @@ struct pick {
 };
 
 /*
+ * The CPUs of a selection step's frequency class (@perf): the fast or the scaled mask, NULL for any
+ * class. False when the mask is missing (the step is skipped).
+ */
+static __always_inline bool perf_cpus_of(struct perf_masks *pm, u32 perf, const struct cpumask **cpus)
+{
+	struct bpf_cpumask *m = NULL;
+
+	*cpus = NULL;
+	if (perf == VRQ_PERF_ANY)
+		return true;
+	if (pm)
+		m = perf == VRQ_PERF_FAST ? pm->fast : pm->scaled;
+	if (!m)
+		return false;
+	*cpus = (const struct cpumask *)m;
+	return true;
+}
+
+/*
+ * The same-CPU step: the previous CPU itself, if @p may run there and it is of the step's class
+ * (@perf_cpus). True when the search ends here: it was claimed, or (@may_delay, a scaled step) it is
+ * idle and the task goes to the waker instead.
+ */
+static __always_inline bool try_prev_cpu(struct task_struct *p, s32 prev_cpu, u32 perf,
+					 const struct cpumask *perf_cpus, bool may_delay, struct pick *r)
+{
+	if (!bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
+		return false;
+	if (perf_cpus && !bpf_cpumask_test_cpu(prev_cpu, perf_cpus))
+		return false;
+	if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
+		r->delay = true;
+		r->cold = prev_cpu;
+		return true;
+	}
+	if (!scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+		return false;
+	r->cpu = prev_cpu;
+	r->level = VRQ_DIST_SAME;
+	r->scaled = perf == VRQ_PERF_SCALED;
+	return true;
+}
+
+/*
+ * The CPUs a wider step searches: those within @lvl of the previous CPU (@prev_ctx's level masks) that
+ * @p may use, of the step's class, built in this CPU's scratch mask. NULL: the step cannot be searched.
+ */
+static __always_inline const struct cpumask *step_cpus(struct task_struct *p, struct cpu_ctx *prev_ctx,
+							struct cpu_ctx *this_ctx, u32 lvl,
+							const struct cpumask *perf_cpus)
+{
+	const struct cpumask *level_cpus;
+	struct bpf_cpumask *tmp;
+
+	if (lvl == VRQ_DIST_ANY && !perf_cpus)
+		return p->cpus_ptr;
+	if (!prev_ctx || !this_ctx || !(tmp = this_ctx->tmp))
+		return NULL;
+	level_cpus = level_mask(prev_ctx, lvl);
+	if (!level_cpus)
+		return NULL;
+	bpf_cpumask_and(tmp, level_cpus, p->cpus_ptr);
+	if (perf_cpus)
+		bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
+	return (const struct cpumask *)tmp;
+}
+
+/*
+ * A wider step: claim an idle CPU of @search. True when the search ends here: one was claimed, or
+ * (@may_delay, a scaled step) one is idle and the task goes to the waker instead.
+ */
+static __always_inline bool try_step(const struct cpumask *search, u32 lvl, u32 perf, bool freq_aware,
+				     bool may_delay, struct pick *r)
+{
+	s32 cpu;
+
+	if (perf == VRQ_PERF_SCALED && may_delay && (r->cold = idle_cpu_in(search)) >= 0) {
+		r->delay = true;
+		return true;
+	}
+	cpu = scx_bpf_pick_idle_cpu(search, 0);
+	if (cpu < 0)
+		return false;
+	r->cpu = cpu;
+	r->level = lvl;
+	r->scaled = perf == VRQ_PERF_SCALED || (freq_aware && cpu_scaled(cpu));
+	return true;
+}
+
+/*
  * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
  * nearest to @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on.
  * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
- * of them idle stops the search without claiming it: the caller places the task on the waker.
+ * of them idle stops the search without claiming it: the caller places the task on the waker. A task
+ * allowed on one CPU stops at the first wider step.
  */
 static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
 {
 	struct pick r = { .cpu = -1, .level = VRQ_DIST_ANY, .cold = -1 };
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
 	bool freq_aware = freq_threshold_pct != 0;
+	const struct cpumask *perf_cpus, *search;
 	struct perf_masks *pm = NULL;
-	struct bpf_cpumask *tmp;
-	u32 zero = 0, i;
+	u32 zero = 0, i, lvl, perf;
 
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
-		const struct cpumask *level_cpus, *perf_cpus = NULL, *search;
-		u32 lvl, perf;
-		s32 cpu;
-
 		if (!vrq_select_step(i, freq_aware, &lvl, &perf))
 			break;
-		if (perf != VRQ_PERF_ANY) {
-			struct bpf_cpumask *m = NULL;
-
-			if (pm)
-				m = perf == VRQ_PERF_FAST ? pm->fast : pm->scaled;
-			if (!m)
-				continue;
-			perf_cpus = (const struct cpumask *)m;
-		}
-
+		if (!perf_cpus_of(pm, perf, &perf_cpus))
+			continue;
 		if (lvl == VRQ_DIST_SAME) {
-			if (!bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
-				continue;
-			if (perf_cpus && !bpf_cpumask_test_cpu(prev_cpu, perf_cpus))
-				continue;
-			if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
-				r.delay = true;
-				r.cold = prev_cpu;
-				return r;
-			}
-			if (scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
-				r.cpu = prev_cpu;
-				r.level = VRQ_DIST_SAME;
-				r.scaled = perf == VRQ_PERF_SCALED;
-				return r;
-			}
+			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, &r))
+				break;
 			continue;
 		}
 		if (p->nr_cpus_allowed == 1)
 			break;	/* only its one CPU, already looked at */
-
-		if (lvl == VRQ_DIST_ANY && !perf_cpus) {
-			search = p->cpus_ptr;
-		} else {
-			if (!prev_ctx || !this_ctx || !(tmp = this_ctx->tmp))
-				continue;
-			level_cpus = level_mask(prev_ctx, lvl);
-			if (!level_cpus)
-				continue;
-			bpf_cpumask_and(tmp, level_cpus, p->cpus_ptr);
-			if (perf_cpus)
-				bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
-			search = (const struct cpumask *)tmp;
-		}
-		if (perf == VRQ_PERF_SCALED && may_delay && (r.cold = idle_cpu_in(search)) >= 0) {
-			r.delay = true;
-			return r;
-		}
-		cpu = scx_bpf_pick_idle_cpu(search, 0);
-		if (cpu >= 0) {
-			r.cpu = cpu;
-			r.level = lvl;
-			r.scaled = perf == VRQ_PERF_SCALED || (freq_aware && cpu_scaled(cpu));
-			return r;
-		}
+		search = step_cpus(p, prev_ctx, this_ctx, lvl, perf_cpus);
+		if (search && try_step(search, lvl, perf, freq_aware, may_delay, &r))
+			break;
 	}
 	return r;
 }
 
+/*
+ * Insert @p straight into @cpu's local DSQ, the CPU select_cpu returns, its deadline refreshed on that
+ * CPU's queue as a wake-up. Nothing passes it there: the CPU is idle (nothing queued it may run, else it
+ * would not be idle), or it is the waker's with nothing waiting for it (sync hand-off). The kernel
+ * wakes the CPU because a task arrived on it: no kick, so no idle->idle reschedule.
+ */
+static __always_inline void insert_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+{
+	refresh_deadline(p, tctx, queue_of_cpu(cpu), true);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+}
+
+/* Sync hand-off (--sync-handoff): the waker is about to sleep and nothing else waits for its CPU. */
+static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 waker, u64 wake_flags)
+{
+	return vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+				cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
+				scx_bpf_dsq_nr_queued(queue_of_cpu(waker)));
+}
+
+/* Delayed migration: only wake-ups and forks, and only onto a fast waker that may run the task. */
+static __always_inline bool delay_may_apply(struct task_struct *p, s32 waker, u64 wake_flags)
+{
+	return vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker), bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+				   0) &&
+	       (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
+}
+
+/*
+ * ops.select_cpu: a task wakes (or is forked, or execs); runs on the waker's CPU and returns the CPU the
+ * task goes to. Steps: start the wake-up hand-off to enqueue (sync_wakeup, delay_cold); sync hand-off;
+ * else look for an idle CPU (pick_idle_cpu): a scaled one passed over for delayed migration sends the
+ * task to the waker (enqueue follows there), a claimed one gets the task straight into its local DSQ
+ * (enqueue is not called); none: the previous CPU, and enqueue follows. Writes the task's deadline and
+ * time_slice when it inserts the task.
+ */
 s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 waker = bpf_get_smp_processor_id();
-	bool may_delay;
 	struct pick pk;
 
 	if (!tctx)
@@ -646,21 +725,12 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
 	tctx->delay_cold = -1;
 
-	/* the waker is about to sleep and nothing else waits for its CPU: run the wakee there */
-	if (vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
-			     cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
-			     scx_bpf_dsq_nr_queued(queue_of_cpu(waker)))) {
-		refresh_deadline(p, tctx, queue_of_cpu(waker), true);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+	if (sync_handoff_applies(p, waker, wake_flags)) {
+		insert_on_cpu(p, tctx, waker);
 		stat_inc(VRQ_STAT_SYNC_HANDOFF);
 		return waker;
 	}
-
-	/* delayed migration: only wake-ups and forks, and only onto a warm waker that may run the task */
-	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),
-					bpf_cpumask_test_cpu(waker, p->cpus_ptr), 0) &&
-		    (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
-	pk = pick_idle_cpu(p, prev_cpu, may_delay);
+	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
 		tctx->delay_cold = pk.cold;	/* >= 0 whenever pk.delay */
@@ -668,14 +738,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		return waker;
 	}
 	if (pk.cpu >= 0) {
-		/*
-		 * Hand the task straight to the idle CPU claimed for it: an idle CPU has nothing queued
-		 * that it may run (else it would not be idle), so no earlier deadline is passed over, and
-		 * no other CPU can take the task away from the warm, chosen one. The kernel wakes the CPU
-		 * because a task arrived on it: no kick, so no idle->idle reschedule.
-		 */
-		refresh_deadline(p, tctx, queue_of_cpu(pk.cpu), true);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+		insert_on_cpu(p, tctx, pk.cpu);
 		stat_inc(VRQ_STAT_SEL_PREV + pk.level);
 		if (pk.scaled)
 			stat_inc(VRQ_STAT_SEL_SCALED);
@@ -793,6 +856,55 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
 	}
 }
 
+/*
+ * Ready @p for a queue (enqueue, step 1): refresh its deadline on queue @q (@woken: by its wake-up),
+ * give a woken kernel thread VRQ_PRIO_KERNEL, stamp when it was queued. Returns its priodl.
+ */
+static __always_inline u64 ready_to_queue(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
+{
+	refresh_deadline(p, tctx, q, woken);
+	/*
+	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
+	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
+	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
+	 */
+	if (woken) {
+		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
+		if (tctx->kernel_wakeup)
+			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	}
+	tctx->enq_at = scx_bpf_now();
+	return task_priodl(p, tctx);
+}
+
+/*
+ * Delayed migration (enqueue, step 3): select_cpu placed @p on this, the waker's, fast CPU instead of a
+ * scaled idle one. Take that hand-off; if the task is queued here indeed, count it against the delay
+ * and wake nobody, preempt nobody: the waker usually sleeps first and runs it here; if not, its tick
+ * wakes an idle CPU for it (delay_expired). True: placed, nothing more to do.
+ */
+static __always_inline bool hold_for_delay(struct task_ctx *tctx, s32 cpu)
+{
+	s32 cold = tctx->delay_cold;
+
+	if (cold < 0)
+		return false;
+	tctx->delay_cold = -1;
+	if (cpu != bpf_get_smp_processor_id())
+		return false;
+	delay_track(tctx, cpu, cold);
+	return true;
+}
+
+/*
+ * ops.enqueue: @p must be queued -- select_cpu found no idle CPU, or it was preempted or its slice ended
+ * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
+ * keep its CPU. Steps: take the wake-up hand-off (sync_wakeup); ready it (ready_to_queue); SCX_ENQ_LAST:
+ * keep it on its CPU (keep_on_cpu); else insert it into its CPU's queue by priodl; delayed migration
+ * (hold_for_delay); a task still running with slice left needs no CPU; else find_cpu_for. Reads
+ * delay_cold (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
+ * delay_cpu / delay_gen and the CPU's delay state (delayed migration), running_priodl (SCX_ENQ_LAST).
+ */
 void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -807,46 +919,16 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
 	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
-	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
-	/*
-	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
-	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
-	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
-	 */
-	if (enq_flags & SCX_ENQ_WAKEUP) {
-		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
-		if (tctx->kernel_wakeup)
-			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
-	}
-	priodl = task_priodl(p, tctx);
-	tctx->enq_at = scx_bpf_now();
-
-	/*
-	 * The CPU found nothing better than this task, which it just ran (dispatch compared their
-	 * priodl): keep it there with its renewed slice.
-	 */
+	priodl = ready_to_queue(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	if (enq_flags & SCX_ENQ_LAST) {
 		keep_on_cpu(tctx, cpu_ctx_of(cpu), priodl);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
 		stat_inc(VRQ_STAT_KEEP_LAST);
 		return;
 	}
-
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
-	/*
-	 * Delayed migration (select_cpu placed it on this, the waker's, warm CPU instead of a cold idle
-	 * one): wake nobody and preempt nobody. The waker usually sleeps first and runs it here; if not,
-	 * the delay check wakes an idle CPU for it.
-	 */
-	if (tctx->delay_cold >= 0) {
-		s32 cold = tctx->delay_cold;
-
-		tctx->delay_cold = -1;
-		if (cpu == bpf_get_smp_processor_id()) {
-			delay_track(tctx, cpu, cold);
-			return;
-		}
-	}
+	if (hold_for_delay(tctx, cpu))
+		return;
 	/*
 	 * A task re-queued while it keeps running (its nice or affinity changed mid-slice) needs no other
 	 * CPU: kicking an idle one would only make it reschedule idle->idle (VRQ's resched_best_idle
@@ -1112,6 +1194,64 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 		bpf_timer_start(&st->timer, p->scx.slice, BPF_F_TIMER_CPU_PIN);
 }
 
+/* Latency histograms: @p's wait (after a wake-up or a deschedule) ends at @now: it runs. */
+static __always_inline void lat_wait_ends(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+#if VRQ_LAT_HIST
+	if (tctx->wait_since)
+		lat_record(p, tctx->wait_requeue, tctx->wait_since, now);
+	tctx->wait_since = 0;
+	tctx->run_since = now;
+#endif
+}
+
+/* Latency histograms: @p's run ends at @now; still @runnable, it waits from now until it runs again. */
+static __always_inline void lat_run_ends(struct task_struct *p, struct task_ctx *tctx, u64 now, bool runnable)
+{
+#if VRQ_LAT_HIST
+	if (tctx->run_since)
+		lat_record(p, 2, tctx->run_since, now);
+	tctx->run_since = 0;
+	tctx->wait_since = runnable ? now : 0;
+	tctx->wait_requeue = 1;
+#endif
+}
+
+/* Sticky tasks: a task sticky to a CPU runs, there (kept) or elsewhere (stolen); the mark is spent. */
+static __always_inline void sticky_ends(struct task_ctx *tctx, s32 cpu)
+{
+	if (tctx->sticky_cpu < 0)
+		return;
+	stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
+	tctx->sticky_cpu = -1;
+}
+
+/*
+ * Delayed migration: a task placed on a waker runs. Same generation as the waker's: its delay has not
+ * run out yet, so it ran before the delay. (Racing the tick's reset can leave the count one off for a
+ * moment; it only decides whether an expiry wakes an idle CPU, and a task it misses still runs from its
+ * queue like any other.)
+ */
+static __always_inline void delay_ends(struct task_ctx *tctx)
+{
+	struct cpu_ctx *wctx;
+
+	if (tctx->delay_cpu < 0)
+		return;
+	wctx = cpu_ctx_of(tctx->delay_cpu);
+	if (wctx && wctx->delay_gen == tctx->delay_gen) {
+		__sync_fetch_and_sub(&wctx->delay_pending, 1);
+		stat_inc(VRQ_STAT_DELAY_RAN_BEFORE);
+	}
+	tctx->delay_cpu = -1;
+}
+
+/*
+ * ops.running: @p starts on its CPU. Steps: a task taken from another queue moves onto this CPU's clock
+ * (refresh_deadline); start charging (last_charged); its wait ends (latency histograms); the hand-offs
+ * that end with a run end (sync_wakeup, sticky_cpu, delay_cpu / the waker's delay_pending); start the
+ * run (start_run: run_seq, a shrunk slice and its timer) and publish its priodl (running_priodl).
+ */
 void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -1121,35 +1261,13 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 
 	if (!tctx)
 		return;
-	/* a task taken from another queue now lives on this CPU's clock */
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
-#if VRQ_LAT_HIST
-	if (tctx->wait_since)
-		lat_record(p, tctx->wait_requeue, tctx->wait_since, tctx->last_charged);
-	tctx->wait_since = 0;
-	tctx->run_since = tctx->last_charged;
-#endif
+	lat_wait_ends(p, tctx, tctx->last_charged);
 	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
-	if (tctx->sticky_cpu >= 0) {
-		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
-		tctx->sticky_cpu = -1;
-	}
-	if (tctx->delay_cpu >= 0) {
-		struct cpu_ctx *wctx = cpu_ctx_of(tctx->delay_cpu);
-
-		/*
-		 * Same generation: its delay has not run out yet. (Racing the tick's reset can leave the
-		 * count one off for a moment; it only decides whether an expiry wakes an idle CPU, and a
-		 * task it misses still runs from its queue like any other.)
-		 */
-		if (wctx && wctx->delay_gen == tctx->delay_gen) {
-			__sync_fetch_and_sub(&wctx->delay_pending, 1);
-			stat_inc(VRQ_STAT_DELAY_RAN_BEFORE);
-		}
-		tctx->delay_cpu = -1;
-	}
+	sticky_ends(tctx, cpu);
+	delay_ends(tctx);
 	if (cctx)
 		start_run(p, tctx, cpu, cctx, q);
 	set_running_priodl(cctx, task_priodl(p, tctx));
@@ -1186,6 +1304,12 @@ static __always_inline void renew_on_tick(struct task_struct *p, struct task_ctx
 	stat_inc(VRQ_STAT_SLICE_RENEWED);
 }
 
+/*
+ * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: advance the CPU's queue
+ * clock; charge @p's time_slice; look at the CPU's frequency again (scaled); with delayed migration,
+ * check whether the tasks placed on this CPU waited out the delay (delay_expired); the kernel's slice
+ * ran out and nothing waits: renew it in place (renew_on_tick).
+ */
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -1200,16 +1324,40 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	if (migration_delay_ns && cctx && cctx->delay_pending > 0 &&
 	    vrq_delay_expired(cctx->delay_first_at, now, migration_delay_ns))
 		delay_expired(cpu);
-
-	/*
-	 * The slice ran out (the kernel reschedules when it reads 0 after this callback) but nothing
-	 * waits anywhere: renew it here, with the new deadline BFS would give, instead of a trip
-	 * through schedule() and dispatch that can only pick this task again (keep_last).
-	 */
 	if (tctx && p->scx.slice == 0 && !anything_waiting())
 		renew_on_tick(p, tctx, cctx, queue_of_cpu(cpu));
 }
 
+/*
+ * Going to sleep with its slice used up: the new deadline counts from now, as BFS renews it when the
+ * slice ends, not from the wake-up to come -- renewed then, a task that sleeps often would come back
+ * once per slice with the latest deadline of all and wait behind every hog.
+ */
+static __always_inline void renew_before_sleep(struct task_struct *p, struct task_ctx *tctx, bool runnable)
+{
+	if (!runnable && tctx->queue != VRQ_NO_QUEUE)
+		refresh_deadline(p, tctx, tctx->queue, false);
+}
+
+/*
+ * BFS sticky: a task that leaves this CPU involuntarily (preempted or out of slice), not by yielding, is
+ * sticky to it. The yield hand-off (yielded) is spent either way.
+ */
+static __always_inline void mark_sticky(struct task_struct *p, struct task_ctx *tctx, bool runnable)
+{
+	if (sticky_tasks && runnable && !tctx->yielded) {
+		tctx->sticky_cpu = scx_bpf_task_cpu(p);
+		stat_inc(VRQ_STAT_STICKY_SET);
+	}
+	tctx->yielded = 0;
+}
+
+/*
+ * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
+ * Steps: charge its time_slice; its run ends (latency histograms: run_since, wait_since,
+ * wait_requeue); asleep with its slice used up: renew (renew_before_sleep); sticky mark (sticky_cpu,
+ * taking yielded); the CPU runs nothing (running_priodl 0).
+ */
 void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -1219,36 +1367,19 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 now = scx_bpf_now();
 
 		charge_slice(tctx, now);
-#if VRQ_LAT_HIST
-		if (tctx->run_since)
-			lat_record(p, 2, tctx->run_since, now);
-		tctx->run_since = 0;
-		/* still runnable: it waits from now until it runs again */
-		tctx->wait_since = runnable ? now : 0;
-		tctx->wait_requeue = 1;
-#endif
-		/*
-		 * Going to sleep with its slice used up: the new deadline counts from now, as BFS renews it
-		 * when the slice ends, not from the wake-up to come -- renewed then, a task that sleeps often
-		 * would come back once per slice with the latest deadline of all and wait behind every hog.
-		 */
-		if (!runnable && tctx->queue != VRQ_NO_QUEUE)
-			refresh_deadline(p, tctx, tctx->queue, false);
-		/* BFS sticky: it leaves this CPU involuntarily (preempted or out of slice), not by yielding */
-		if (sticky_tasks && runnable && !tctx->yielded) {
-			tctx->sticky_cpu = scx_bpf_task_cpu(p);
-			stat_inc(VRQ_STAT_STICKY_SET);
-		}
-		tctx->yielded = 0;
+		lat_run_ends(p, tctx, now, runnable);
+		renew_before_sleep(p, tctx, runnable);
+		mark_sticky(p, tctx, runnable);
 	}
 	set_running_priodl(cctx, 0);
 }
 
 /*
- * sched_yield() (BFS yield_type, policy.h). Giving up the CPU is zeroing the kernel's slice: the CPU
- * then dispatches, where the caller competes by its priodl like any task that just ran. Expiring also
- * uses up our own slice, so that competition starts from a new deadline. yield_to() (@to set) is not
- * supported: nothing is done and false tells the kernel so.
+ * ops.yield: sched_yield() (BFS yield_type, policy.h). Giving up the CPU is zeroing the kernel's slice:
+ * the CPU then dispatches, where the caller competes by its priodl like any task that just ran.
+ * Expiring also uses up our own slice (time_slice), so that competition starts from a new deadline.
+ * Writes yielded for the stopping that follows (a yield makes no task sticky). yield_to() (@to set) is
+ * not supported: nothing is done and false tells the kernel so.
  */
 bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 {
@@ -1268,35 +1399,26 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 }
 
 /*
- * A task becomes runnable (woken, or new): its wake-up wait starts (latency histograms); with group
- * accounting, count the group's runnable tasks while this one is runnable.
+ * Latency histograms: @p's wake-up wait begins -- only if no wait is under way, and as a requeued wait
+ * for the running task: runnable also follows a change of a task's nice or affinity (dequeued and
+ * queued again), which continues the wait of a waiting task, and for the running task comes between a
+ * stopping() and a running() -- no wake-up. (Every run still follows one recorded wait.)
  */
-void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
+static __always_inline void lat_wait_begins(struct task_struct *p, struct task_ctx *tctx)
 {
-	struct task_ctx *tctx;
-	s64 one = 1, *n;
-	u32 group;
-
-	if (!(tctx = task_ctx_of(p)))
-		return;
 #if VRQ_LAT_HIST
-	/*
-	 * Only if no wait is under way, and as a requeued wait for the running task: runnable also
-	 * follows a change of a task's nice or affinity (dequeued and queued again), which continues the
-	 * wait of a waiting task, and for the running task comes between a stopping() and a running()
-	 * -- no wake-up. (Every run still follows one recorded wait.)
-	 */
 	if (!tctx->wait_since) {
 		tctx->wait_since = scx_bpf_now();
 		tctx->wait_requeue = scx_bpf_task_running(p);
 	}
 #endif
-	if (group_mode == VRQ_GROUP_OFF)
-		return;
-	group = group_of(p);
-	tctx->group = group;
-	if (!group)
-		return;
+}
+
+/* Group accounting: one more runnable task in @group (creating its entry for the first one). */
+static __always_inline void group_runnable_inc(u32 group)
+{
+	s64 one = 1, *n;
+
 	n = bpf_map_lookup_elem(&group_runnable, &group);
 	if (n) {
 		__sync_fetch_and_add(n, 1);
@@ -1308,6 +1430,28 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		__sync_fetch_and_add(n, 1);
 }
 
+/*
+ * ops.runnable: @p becomes runnable (woken, or new, or its properties change). Its wake-up wait begins
+ * (wait_since, wait_requeue); with group accounting, it records its group (group) and counts it in
+ * group_runnable while it is runnable (quiescent takes it off).
+ */
+void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx;
+	u32 group;
+
+	if (!(tctx = task_ctx_of(p)))
+		return;
+	lat_wait_begins(p, tctx);
+	if (group_mode == VRQ_GROUP_OFF)
+		return;
+	group = group_of(p);
+	tctx->group = group;
+	if (group)
+		group_runnable_inc(group);
+}
+
+/* ops.quiescent: @p is no longer runnable (it sleeps, or leaves). Group accounting: one fewer in its group. */
 void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx;
@@ -1341,6 +1485,11 @@ static u32 fork_depth_of(struct task_struct *p)
 	return depth;
 }
 
+/*
+ * ops.init_task: @p enters the scheduler (forked, or already there when it loads). Creates its task_ctx:
+ * a used-up slice, so that its first enqueue gives it a deadline from now; on no queue's clock yet;
+ * no hand-off under way; its fork depth (--fork-depth-penalty).
+ */
 s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct task_ctx *tctx;
@@ -1415,17 +1564,11 @@ static s32 init_slice_timers(void)
 	return 0;
 }
 
-s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
+/* Which queue each CPU uses; queue ids are dense from 0 (the loader numbers LLCs densely). */
+static s32 map_cpus_to_queues(void)
 {
 	u32 cpu, q;
-	s32 err;
 
-	if (nr_cpus > VRQ_MAX_CPUS || nr_cpus > scx_bpf_nr_cpu_ids()) {
-		scx_bpf_error("nr_cpus %u out of range", nr_cpus);
-		return -EINVAL;
-	}
-
-	/* Which queue each CPU uses; queue ids are dense from 0 (the loader numbers LLCs densely). */
 	nr_queues = 0;
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu >= VRQ_MAX_CPUS)
@@ -1444,14 +1587,14 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 		if (q + 1 > nr_queues)
 			nr_queues = q + 1;
 	}
+	return 0;
+}
 
-	bpf_for(q, 0, nr_queues) {
-		err = scx_bpf_create_dsq(q, -1);
-		if (err) {
-			scx_bpf_error("failed to create queue %u: %d", q, err);
-			return err;
-		}
-	}
+/* Each CPU's masks of the CPUs within each distance, and its scratch mask. */
+static s32 init_cpu_masks(void)
+{
+	u32 cpu;
+	s32 err;
 
 	bpf_for(cpu, 0, nr_cpus) {
 		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
@@ -1465,7 +1608,33 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 		    (err = build_level_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
 			return err;
 	}
-	if ((err = init_perf_masks()) || (err = init_slice_timers()))
+	return 0;
+}
+
+/*
+ * ops.init: the scheduler loads. Maps CPUs to queues (cpu_queue, queue_rep_cpu, queue_nr_cpus,
+ * nr_queues), creates one DSQ per queue, builds every CPU's masks, the fast / scaled masks and the
+ * slice timers.
+ */
+s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
+{
+	u32 q;
+	s32 err;
+
+	if (nr_cpus > VRQ_MAX_CPUS || nr_cpus > scx_bpf_nr_cpu_ids()) {
+		scx_bpf_error("nr_cpus %u out of range", nr_cpus);
+		return -EINVAL;
+	}
+	if ((err = map_cpus_to_queues()))
+		return err;
+	bpf_for(q, 0, nr_queues) {
+		err = scx_bpf_create_dsq(q, -1);
+		if (err) {
+			scx_bpf_error("failed to create queue %u: %d", q, err);
+			return err;
+		}
+	}
+	if ((err = init_cpu_masks()) || (err = init_perf_masks()) || (err = init_slice_timers()))
 		return err;
 	return 0;
 }
