@@ -68,17 +68,27 @@ struct {
 	__type(value, struct vrq_lat_hists);
 } lat_hists SEC(".maps");
 
+/*
+ * Delayed migration, per waker CPU: the tasks placed on it instead of on a cold idle CPU that have not
+ * run yet. enqueue (delay_track) counts a placement in; running (delay_ends) counts one out while the
+ * generation is the same; the CPU's tick ends the delay (delay_expired: new generation, count reset,
+ * an idle CPU woken).
+ */
+struct delay_waker {
+	s64 pending;		/* placed here, not yet run, this generation */
+	u64 gen;		/* bumped each time the pending ones' delay ran out */
+	u64 first_at;		/* when the oldest pending one was placed */
+	s32 cold;		/* the cold idle CPU the latest one was meant for */
+};
+
 /* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
 struct cpu_ctx {
-	u64 running_priodl;			/* priodl of the task running here; 0 when none */
-	/* delayed migration: tasks placed here instead of on a cold idle CPU, not yet run */
-	s64 delay_pending;
-	u64 delay_gen;				/* bumped each time the pending ones' delay ran out */
-	u64 delay_first_at;			/* when the oldest pending one was placed */
-	s32 delay_cold;				/* the cold idle CPU the latest one was meant for */
+	u64 running_priodl;			/* priodl of the task running here; 0 when none
+						 * (set_running_priodl: running, keep_on_cpu, stopping) */
+	struct delay_waker delay;		/* delayed migration, this CPU as the waker */
 	/* short slices: which run of this CPU the slice timer was armed for (see slice_timer_fired) */
-	u64 run_seq;
-	u64 timer_seq;
+	u64 run_seq;				/* start_run bumps it for every run */
+	u64 timer_seq;				/* the run_seq start_run armed the timer for */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
@@ -148,28 +158,56 @@ struct {
 	__type(value, s64);
 } group_runnable SEC(".maps");
 
+/*
+ * State a task carries from one callback to another, one struct or field per hand-off, each saying who
+ * writes it and who reads and clears it.
+ */
+
+/* select_cpu -> the enqueue of the same wake-up. */
+struct wakeup_handoff {
+	u8 sync;		/* SCX_WAKE_SYNC: the waker is about to sleep, so the wakee preempts nobody.
+				 * select_cpu writes it; enqueue takes it (reads and clears, vrq_take_once:
+				 * select_cpu is skipped for a task allowed on one CPU); running clears it (a
+				 * task select_cpu inserted itself is never enqueued) */
+};
+
+/* Delayed migration: select_cpu -> enqueue -> running. */
+struct delay_placement {
+	s32 cold;		/* select_cpu: placed on the waker instead of this cold idle CPU (-1: not
+				 * placed); enqueue takes it (hold_for_delay) */
+	s32 waker;		/* enqueue (delay_track): the waker CPU it was queued on, counted in that
+				 * CPU's delay.pending (-1: none); running reads and clears it (delay_ends) */
+	u64 gen;		/* with waker: that CPU's delay.gen when it was placed; running compares */
+};
+
+/* Latency histograms: runnable / stopping -> running -> stopping. */
+struct lat_marks {
+	u64 wait_since;		/* runnable (a wake-up) or stopping (still runnable) writes when its wait
+				 * began; running records the wait and clears it (0: not waiting) */
+	u64 run_since;		/* running writes when its run began; stopping records the run, clears it */
+	u8 wait_requeue;	/* with wait_since: the wait was begun by a deschedule, not a wake-up */
+};
+
 struct task_ctx {
+	/* the deadline and the slice (refresh_deadline, charge_slice) */
 	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
 	s64 time_slice;		/* what is left of the current slice (ns) */
 	u64 last_charged;	/* when run time was last charged to time_slice */
-	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits) */
-	u32 queue;		/* the queue whose clock `deadline` is on */
+	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	u32 fork_depth;		/* forks from init (init's children: 1) */
-	s32 delay_cpu;		/* delayed migration: the waker CPU it was placed on (-1: none) */
-	s32 delay_cold;		/* set by select_cpu: placed on the waker instead of this cold idle CPU;
-				 * enqueue counts the task as delay-placed and clears it (-1: not placed) */
-	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
-	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
-	u8 sync_wakeup;		/* set by select_cpu for the enqueue of the same wake-up, which takes
-				 * (clears) it; running clears it too (a task handed to an idle CPU
-				 * is never enqueued) */
-	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
-	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL until it sleeps or uses up its slice */
-	/* latency histograms */
-	u8 wait_requeue;	/* the wait was begun by a deschedule, not a wake-up */
-	u64 wait_since;		/* when it became runnable or was descheduled still runnable; 0: not waiting */
-	u64 run_since;		/* when it started running */
+	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL (task_prio) until it uses up its
+				 * slice. enqueue writes it on a wake-up; new_deadline_from_now clears it */
+	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_idle reads it */
+	/* hand-offs between callbacks */
+	struct wakeup_handoff wake;	/* select_cpu -> enqueue */
+	struct delay_placement delay;	/* delayed migration: select_cpu -> enqueue -> running */
+	s32 sticky_cpu;		/* sticky tasks, stopping -> dispatch: the CPU it was descheduled from while
+				 * runnable (-1: none). stopping (mark_sticky) writes it; dispatch reads it
+				 * (sticky_elsewhere); running (sticky_ends) and keep_on_cpu clear it */
+	u8 yielded;		/* yield -> stopping: it called sched_yield(), so leaving is voluntary (not
+				 * sticky). yield writes it; stopping (mark_sticky) reads and clears it */
+	struct lat_marks lat;	/* latency histograms */
 };
 
 struct {
@@ -708,7 +746,7 @@ static __always_inline bool delay_may_apply(struct task_struct *p, s32 waker, u6
 
 /*
  * ops.select_cpu: a task wakes (or is forked, or execs); runs on the waker's CPU and returns the CPU the
- * task goes to. Steps: start the wake-up hand-off to enqueue (sync_wakeup, delay_cold); sync hand-off;
+ * task goes to. Steps: start the hand-offs to enqueue (wake.sync, delay.cold); sync hand-off;
  * else look for an idle CPU (pick_idle_cpu): a scaled one passed over for delayed migration sends the
  * task to the waker (enqueue follows there), a claimed one gets the task straight into its local DSQ
  * (enqueue is not called); none: the previous CPU, and enqueue follows. Writes the task's deadline and
@@ -722,8 +760,8 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	if (!tctx)
 		return prev_cpu;
-	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
-	tctx->delay_cold = -1;
+	tctx->wake.sync = !!(wake_flags & SCX_WAKE_SYNC);
+	tctx->delay.cold = -1;
 
 	if (sync_handoff_applies(p, waker, wake_flags)) {
 		insert_on_cpu(p, tctx, waker);
@@ -733,7 +771,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
-		tctx->delay_cold = pk.cold;	/* >= 0 whenever pk.delay */
+		tctx->delay.cold = pk.cold;	/* >= 0 whenever pk.delay */
 		stat_inc(VRQ_STAT_DELAY_PLACED);
 		return waker;
 	}
@@ -765,13 +803,13 @@ static void delay_expired(s32 cpu)
 
 	if (!cctx)
 		return;
-	cctx->delay_gen++;
-	waiting = __sync_lock_test_and_set(&cctx->delay_pending, 0);
+	cctx->delay.gen++;
+	waiting = __sync_lock_test_and_set(&cctx->delay.pending, 0);
 	if (waiting <= 0)
 		return;
 	/* as the delayed-migration RFC does: migrate to the idle core it was meant for (the task may
 	 * run there, and only there perhaps: its affinity was checked when that CPU was chosen) ... */
-	idle = cctx->delay_cold;
+	idle = cctx->delay.cold;
 	if (idle >= 0 && idle < nr_cpus && scx_bpf_test_and_clear_cpu_idle(idle)) {
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	} else {
@@ -800,11 +838,11 @@ static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
 
 	if (!cctx)
 		return;
-	tctx->delay_cpu = cpu;
-	tctx->delay_gen = cctx->delay_gen;
-	cctx->delay_cold = cold;
-	if (__sync_fetch_and_add(&cctx->delay_pending, 1) <= 0)
-		cctx->delay_first_at = scx_bpf_now();
+	tctx->delay.waker = cpu;
+	tctx->delay.gen = cctx->delay.gen;
+	cctx->delay.cold = cold;
+	if (__sync_fetch_and_add(&cctx->delay.pending, 1) <= 0)
+		cctx->delay.first_at = scx_bpf_now();
 }
 
 /*
@@ -885,11 +923,11 @@ static __always_inline u64 ready_to_queue(struct task_struct *p, struct task_ctx
  */
 static __always_inline bool hold_for_delay(struct task_ctx *tctx, s32 cpu)
 {
-	s32 cold = tctx->delay_cold;
+	s32 cold = tctx->delay.cold;
 
 	if (cold < 0)
 		return false;
-	tctx->delay_cold = -1;
+	tctx->delay.cold = -1;
 	if (cpu != bpf_get_smp_processor_id())
 		return false;
 	delay_track(tctx, cpu, cold);
@@ -899,11 +937,11 @@ static __always_inline bool hold_for_delay(struct task_ctx *tctx, s32 cpu)
 /*
  * ops.enqueue: @p must be queued -- select_cpu found no idle CPU, or it was preempted or its slice ended
  * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
- * keep its CPU. Steps: take the wake-up hand-off (sync_wakeup); ready it (ready_to_queue); SCX_ENQ_LAST:
+ * keep its CPU. Steps: take the wake-up hand-off (wake.sync); ready it (ready_to_queue); SCX_ENQ_LAST:
  * keep it on its CPU (keep_on_cpu); else insert it into its CPU's queue by priodl; delayed migration
  * (hold_for_delay); a task still running with slice left needs no CPU; else find_cpu_for. Reads
- * delay_cold (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
- * delay_cpu / delay_gen and the CPU's delay state (delayed migration), running_priodl (SCX_ENQ_LAST).
+ * delay.cold (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
+ * delay.waker / delay.gen and the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
  */
 void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 {
@@ -918,7 +956,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
-	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
+	sync_wakeup = vrq_take_once(&tctx->wake.sync);
 	priodl = ready_to_queue(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	if (enq_flags & SCX_ENQ_LAST) {
 		keep_on_cpu(tctx, cpu_ctx_of(cpu), priodl);
@@ -1198,10 +1236,10 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 static __always_inline void lat_wait_ends(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 #if VRQ_LAT_HIST
-	if (tctx->wait_since)
-		lat_record(p, tctx->wait_requeue, tctx->wait_since, now);
-	tctx->wait_since = 0;
-	tctx->run_since = now;
+	if (tctx->lat.wait_since)
+		lat_record(p, tctx->lat.wait_requeue, tctx->lat.wait_since, now);
+	tctx->lat.wait_since = 0;
+	tctx->lat.run_since = now;
 #endif
 }
 
@@ -1209,11 +1247,11 @@ static __always_inline void lat_wait_ends(struct task_struct *p, struct task_ctx
 static __always_inline void lat_run_ends(struct task_struct *p, struct task_ctx *tctx, u64 now, bool runnable)
 {
 #if VRQ_LAT_HIST
-	if (tctx->run_since)
-		lat_record(p, 2, tctx->run_since, now);
-	tctx->run_since = 0;
-	tctx->wait_since = runnable ? now : 0;
-	tctx->wait_requeue = 1;
+	if (tctx->lat.run_since)
+		lat_record(p, 2, tctx->lat.run_since, now);
+	tctx->lat.run_since = 0;
+	tctx->lat.wait_since = runnable ? now : 0;
+	tctx->lat.wait_requeue = 1;
 #endif
 }
 
@@ -1236,20 +1274,20 @@ static __always_inline void delay_ends(struct task_ctx *tctx)
 {
 	struct cpu_ctx *wctx;
 
-	if (tctx->delay_cpu < 0)
+	if (tctx->delay.waker < 0)
 		return;
-	wctx = cpu_ctx_of(tctx->delay_cpu);
-	if (wctx && wctx->delay_gen == tctx->delay_gen) {
-		__sync_fetch_and_sub(&wctx->delay_pending, 1);
+	wctx = cpu_ctx_of(tctx->delay.waker);
+	if (wctx && wctx->delay.gen == tctx->delay.gen) {
+		__sync_fetch_and_sub(&wctx->delay.pending, 1);
 		stat_inc(VRQ_STAT_DELAY_RAN_BEFORE);
 	}
-	tctx->delay_cpu = -1;
+	tctx->delay.waker = -1;
 }
 
 /*
  * ops.running: @p starts on its CPU. Steps: a task taken from another queue moves onto this CPU's clock
  * (refresh_deadline); start charging (last_charged); its wait ends (latency histograms); the hand-offs
- * that end with a run end (sync_wakeup, sticky_cpu, delay_cpu / the waker's delay_pending); start the
+ * that end with a run end (wake.sync, sticky_cpu, delay.waker / the waker's delay.pending); start the
  * run (start_run: run_seq, a shrunk slice and its timer) and publish its priodl (running_priodl).
  */
 void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
@@ -1265,7 +1303,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
 	lat_wait_ends(p, tctx, tctx->last_charged);
-	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
+	tctx->wake.sync = 0;		/* that wake-up is over, enqueued or not */
 	sticky_ends(tctx, cpu);
 	delay_ends(tctx);
 	if (cctx)
@@ -1321,8 +1359,8 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	if (tctx)
 		charge_slice(tctx, now);
 	refresh_cpu_perf(cpu);
-	if (migration_delay_ns && cctx && cctx->delay_pending > 0 &&
-	    vrq_delay_expired(cctx->delay_first_at, now, migration_delay_ns))
+	if (migration_delay_ns && cctx && cctx->delay.pending > 0 &&
+	    vrq_delay_expired(cctx->delay.first_at, now, migration_delay_ns))
 		delay_expired(cpu);
 	if (tctx && p->scx.slice == 0 && !anything_waiting())
 		renew_on_tick(p, tctx, cctx, queue_of_cpu(cpu));
@@ -1354,9 +1392,9 @@ static __always_inline void mark_sticky(struct task_struct *p, struct task_ctx *
 
 /*
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
- * Steps: charge its time_slice; its run ends (latency histograms: run_since, wait_since,
- * wait_requeue); asleep with its slice used up: renew (renew_before_sleep); sticky mark (sticky_cpu,
- * taking yielded); the CPU runs nothing (running_priodl 0).
+ * Steps: charge its time_slice; its run ends (latency histograms: lat); asleep with its slice used up:
+ * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
+ * (running_priodl 0).
  */
 void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 {
@@ -1407,9 +1445,9 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 static __always_inline void lat_wait_begins(struct task_struct *p, struct task_ctx *tctx)
 {
 #if VRQ_LAT_HIST
-	if (!tctx->wait_since) {
-		tctx->wait_since = scx_bpf_now();
-		tctx->wait_requeue = scx_bpf_task_running(p);
+	if (!tctx->lat.wait_since) {
+		tctx->lat.wait_since = scx_bpf_now();
+		tctx->lat.wait_requeue = scx_bpf_task_running(p);
 	}
 #endif
 }
@@ -1432,7 +1470,7 @@ static __always_inline void group_runnable_inc(u32 group)
 
 /*
  * ops.runnable: @p becomes runnable (woken, or new, or its properties change). Its wake-up wait begins
- * (wait_since, wait_requeue); with group accounting, it records its group (group) and counts it in
+ * (lat.wait_since, lat.wait_requeue); with group accounting, it records its group (group) and counts it in
  * group_runnable while it is runnable (quiescent takes it off).
  */
 void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
@@ -1502,8 +1540,8 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->deadline = 0;
 	tctx->queue = VRQ_NO_QUEUE;
 	tctx->fork_depth = fork_depth_of(p);
-	tctx->delay_cpu = -1;
-	tctx->delay_cold = -1;
+	tctx->delay.waker = -1;
+	tctx->delay.cold = -1;
 	tctx->sticky_cpu = -1;
 	return 0;
 }
