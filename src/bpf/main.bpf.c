@@ -69,16 +69,16 @@ struct {
 } lat_hists SEC(".maps");
 
 /*
- * Delayed migration, per waker CPU: the tasks placed on it instead of on a cold idle CPU that have not
- * run yet. enqueue (delay_track) counts a placement in; running (delay_ends) counts one out while the
- * generation is the same; the CPU's tick ends the delay (delay_expired: new generation, count reset,
+ * Delayed migration, per waker CPU: the tasks placed on it instead of on a scaled idle CPU that have not
+ * run yet. enqueue (start_delay) counts a placement in; running (delayed_task_runs) counts one out while the
+ * generation is the same; the CPU's tick ends the delay (end_delay: new generation, count reset,
  * an idle CPU woken).
  */
 struct delay_waker {
 	s64 pending;		/* placed here, not yet run, this generation */
 	u64 gen;		/* bumped each time the pending ones' delay ran out */
 	u64 first_at;		/* when the oldest pending one was placed */
-	s32 cold;		/* the cold idle CPU the latest one was meant for */
+	s32 scaled_cpu;		/* the scaled idle CPU the latest one passed over */
 };
 
 /* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
@@ -105,7 +105,7 @@ struct {
 } cpu_ctxs SEC(".maps");
 
 /*
- * The CPUs that are / are not frequency-scaled, as last seen (each CPU updates its own bit on its tick
+ * The CPUs that are fast / scaled (frequency-scaled: below --freq-threshold), as last seen (each CPU updates its own bit on its tick
  * and when it looks for work). Two masks because cpumask kfuncs have no and-not.
  */
 struct perf_masks {
@@ -173,10 +173,10 @@ struct wakeup_handoff {
 
 /* Delayed migration: select_cpu -> enqueue -> running. */
 struct delay_placement {
-	s32 cold;		/* select_cpu: placed on the waker instead of this cold idle CPU (-1: not
+	s32 scaled_cpu;		/* select_cpu: placed on the waker instead of this scaled idle CPU (-1: not
 				 * placed); enqueue takes it (hold_for_delay) */
-	s32 waker;		/* enqueue (delay_track): the waker CPU it was queued on, counted in that
-				 * CPU's delay.pending (-1: none); running reads and clears it (delay_ends) */
+	s32 waker;		/* enqueue (start_delay): the waker CPU it was queued on, counted in that
+				 * CPU's delay.pending (-1: none); running reads and clears it (delayed_task_runs) */
 	u64 gen;		/* with waker: that CPU's delay.gen when it was placed; running compares */
 };
 
@@ -308,8 +308,8 @@ static __always_inline u32 cpu_distance(u32 a, u32 b)
 	return vrq_cpu_distance(a, &ta, b, &tb);
 }
 
-/* Advance a queue's clock to now and return it. */
-static __always_inline u64 queue_niffies(u32 q)
+/* Advance queue @q's clock (its niffies) to now, never backwards, and return it. */
+static __always_inline u64 advance_niffies(u32 q)
 {
 	struct vrq_queue *vq = queue_state(q);
 
@@ -456,7 +456,7 @@ static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
  */
 static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
-	u64 niffies = queue_niffies(q);
+	u64 niffies = advance_niffies(q);
 	u32 slice_rule;
 	u64 slice;
 
@@ -493,11 +493,12 @@ static __always_inline void keep_on_cpu(struct task_ctx *tctx, struct cpu_ctx *c
 	set_running_priodl(cctx, priodl);
 }
 
-static const struct cpumask *level_mask(struct cpu_ctx *cctx, u32 level)
+/* The CPUs within distance @dist of @cctx's CPU (its masks built at init); NULL for other distances. */
+static const struct cpumask *distance_mask(struct cpu_ctx *cctx, u32 dist)
 {
 	struct bpf_cpumask *m;
 
-	switch (level) {
+	switch (dist) {
 	case VRQ_DIST_SMT:
 		m = cctx->smt;
 		break;
@@ -529,7 +530,7 @@ static __always_inline u32 cpu_perf(s32 cpu)
 /* Look at @cpu's frequency again and move it between the fast and scaled masks if it changed. */
 static void refresh_cpu_perf(s32 cpu)
 {
-	struct bpf_cpumask *fast, *slow;
+	struct bpf_cpumask *fast_cpus, *scaled_cpus;
 	struct cpu_ctx *cctx;
 	struct perf_masks *pm;
 	u32 zero = 0;
@@ -541,16 +542,16 @@ static void refresh_cpu_perf(s32 cpu)
 	if (scaled == cctx->scaled)
 		return;
 	cctx->scaled = scaled;
-	fast = pm->fast;
-	slow = pm->scaled;
-	if (!fast || !slow)
+	fast_cpus = pm->fast;
+	scaled_cpus = pm->scaled;
+	if (!fast_cpus || !scaled_cpus)
 		return;
 	if (scaled) {
-		bpf_cpumask_clear_cpu(cpu, fast);
-		bpf_cpumask_set_cpu(cpu, slow);
+		bpf_cpumask_clear_cpu(cpu, fast_cpus);
+		bpf_cpumask_set_cpu(cpu, scaled_cpus);
 	} else {
-		bpf_cpumask_clear_cpu(cpu, slow);
-		bpf_cpumask_set_cpu(cpu, fast);
+		bpf_cpumask_clear_cpu(cpu, scaled_cpus);
+		bpf_cpumask_set_cpu(cpu, fast_cpus);
 	}
 }
 
@@ -583,10 +584,10 @@ static bool cpu_idle_now(s32 cpu)
 /* What pick_idle_cpu found. */
 struct pick {
 	s32 cpu;		/* the claimed idle CPU, or -1 */
-	u32 level;		/* its distance from the previous CPU */
+	u32 dist;		/* its distance from the previous CPU */
 	bool scaled;		/* it is frequency-scaled */
-	bool delay;		/* none claimed: the first idle CPU in line is cold, place on the waker instead */
-	s32 cold;		/* with delay: that cold idle CPU, where the task goes if the delay runs out */
+	bool delay;		/* none claimed: the first idle CPU in line is scaled, place on the waker instead */
+	s32 scaled_cpu;		/* with delay: that scaled idle CPU, where the task goes if the delay runs out */
 };
 
 /*
@@ -622,36 +623,36 @@ static __always_inline bool try_prev_cpu(struct task_struct *p, s32 prev_cpu, u3
 		return false;
 	if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
 		r->delay = true;
-		r->cold = prev_cpu;
+		r->scaled_cpu = prev_cpu;
 		return true;
 	}
 	if (!scx_bpf_test_and_clear_cpu_idle(prev_cpu))
 		return false;
 	r->cpu = prev_cpu;
-	r->level = VRQ_DIST_SAME;
+	r->dist = VRQ_DIST_SAME;
 	r->scaled = perf == VRQ_PERF_SCALED;
 	return true;
 }
 
 /*
- * The CPUs a wider step searches: those within @lvl of the previous CPU (@prev_ctx's level masks) that
+ * The CPUs a wider step searches: those within @dist of the previous CPU (@prev_ctx's masks) that
  * @p may use, of the step's class, built in this CPU's scratch mask. NULL: the step cannot be searched.
  */
 static __always_inline const struct cpumask *step_cpus(struct task_struct *p, struct cpu_ctx *prev_ctx,
-							struct cpu_ctx *this_ctx, u32 lvl,
+							struct cpu_ctx *this_ctx, u32 dist,
 							const struct cpumask *perf_cpus)
 {
-	const struct cpumask *level_cpus;
+	const struct cpumask *near;
 	struct bpf_cpumask *tmp;
 
-	if (lvl == VRQ_DIST_ANY && !perf_cpus)
+	if (dist == VRQ_DIST_ANY && !perf_cpus)
 		return p->cpus_ptr;
 	if (!prev_ctx || !this_ctx || !(tmp = this_ctx->tmp))
 		return NULL;
-	level_cpus = level_mask(prev_ctx, lvl);
-	if (!level_cpus)
+	near = distance_mask(prev_ctx, dist);
+	if (!near)
 		return NULL;
-	bpf_cpumask_and(tmp, level_cpus, p->cpus_ptr);
+	bpf_cpumask_and(tmp, near, p->cpus_ptr);
 	if (perf_cpus)
 		bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
 	return (const struct cpumask *)tmp;
@@ -661,12 +662,12 @@ static __always_inline const struct cpumask *step_cpus(struct task_struct *p, st
  * A wider step: claim an idle CPU of @search. True when the search ends here: one was claimed, or
  * (@may_delay, a scaled step) one is idle and the task goes to the waker instead.
  */
-static __always_inline bool try_step(const struct cpumask *search, u32 lvl, u32 perf, bool freq_aware,
+static __always_inline bool try_step(const struct cpumask *search, u32 dist, u32 perf, bool freq_aware,
 				     bool may_delay, struct pick *r)
 {
 	s32 cpu;
 
-	if (perf == VRQ_PERF_SCALED && may_delay && (r->cold = idle_cpu_in(search)) >= 0) {
+	if (perf == VRQ_PERF_SCALED && may_delay && (r->scaled_cpu = idle_cpu_in(search)) >= 0) {
 		r->delay = true;
 		return true;
 	}
@@ -674,43 +675,43 @@ static __always_inline bool try_step(const struct cpumask *search, u32 lvl, u32 
 	if (cpu < 0)
 		return false;
 	r->cpu = cpu;
-	r->level = lvl;
+	r->dist = dist;
 	r->scaled = perf == VRQ_PERF_SCALED || (freq_aware && cpu_scaled(cpu));
 	return true;
 }
 
 /*
  * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
- * nearest to @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on.
+ * nearest to @prev_cpu first, fast before scaled at each distance when --freq-threshold is on.
  * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
  * of them idle stops the search without claiming it: the caller places the task on the waker. A task
  * allowed on one CPU stops at the first wider step.
  */
 static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
 {
-	struct pick r = { .cpu = -1, .level = VRQ_DIST_ANY, .cold = -1 };
+	struct pick r = { .cpu = -1, .dist = VRQ_DIST_ANY, .scaled_cpu = -1 };
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
 	bool freq_aware = freq_threshold_pct != 0;
 	const struct cpumask *perf_cpus, *search;
 	struct perf_masks *pm = NULL;
-	u32 zero = 0, i, lvl, perf;
+	u32 zero = 0, i, dist, perf;
 
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
-		if (!vrq_select_step(i, freq_aware, &lvl, &perf))
+		if (!vrq_select_step(i, freq_aware, &dist, &perf))
 			break;
 		if (!perf_cpus_of(pm, perf, &perf_cpus))
 			continue;
-		if (lvl == VRQ_DIST_SAME) {
+		if (dist == VRQ_DIST_SAME) {
 			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, &r))
 				break;
 			continue;
 		}
 		if (p->nr_cpus_allowed == 1)
 			break;	/* only its one CPU, already looked at */
-		search = step_cpus(p, prev_ctx, this_ctx, lvl, perf_cpus);
-		if (search && try_step(search, lvl, perf, freq_aware, may_delay, &r))
+		search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
+		if (search && try_step(search, dist, perf, freq_aware, may_delay, &r))
 			break;
 	}
 	return r;
@@ -746,7 +747,7 @@ static __always_inline bool delay_may_apply(struct task_struct *p, s32 waker, u6
 
 /*
  * ops.select_cpu: a task wakes (or is forked, or execs); runs on the waker's CPU and returns the CPU the
- * task goes to. Steps: start the hand-offs to enqueue (wake.sync, delay.cold); sync hand-off;
+ * task goes to. Steps: start the hand-offs to enqueue (wake.sync, delay.scaled_cpu); sync hand-off;
  * else look for an idle CPU (pick_idle_cpu): a scaled one passed over for delayed migration sends the
  * task to the waker (enqueue follows there), a claimed one gets the task straight into its local DSQ
  * (enqueue is not called); none: the previous CPU, and enqueue follows. Writes the task's deadline and
@@ -761,7 +762,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (!tctx)
 		return prev_cpu;
 	tctx->wake.sync = !!(wake_flags & SCX_WAKE_SYNC);
-	tctx->delay.cold = -1;
+	tctx->delay.scaled_cpu = -1;
 
 	if (sync_handoff_applies(p, waker, wake_flags)) {
 		insert_on_cpu(p, tctx, waker);
@@ -771,13 +772,13 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
-		tctx->delay.cold = pk.cold;	/* >= 0 whenever pk.delay */
+		tctx->delay.scaled_cpu = pk.scaled_cpu;	/* >= 0 whenever pk.delay */
 		stat_inc(VRQ_STAT_DELAY_PLACED);
 		return waker;
 	}
 	if (pk.cpu >= 0) {
 		insert_on_cpu(p, tctx, pk.cpu);
-		stat_inc(VRQ_STAT_SEL_PREV + pk.level);
+		stat_inc(VRQ_STAT_SEL_PREV + pk.dist);
 		if (pk.scaled)
 			stat_inc(VRQ_STAT_SEL_SCALED);
 		stat_inc(VRQ_STAT_DIRECT_IDLE);
@@ -788,18 +789,19 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 }
 
 /*
- * Delayed migration: the tasks placed on @cpu (a waker) have waited out their delay without running.
- * Wake the cold idle CPU the latest of them was meant for, else the nearest idle CPU -- its dispatch
- * reads every queue's head and takes them (one kick: the rest wait for the next) -- and start a new
- * generation, so those tasks are counted as migrated-after-delay, not as run-before-delay.
+ * Delayed migration, the delay ends: the tasks placed on @cpu (a waker) have waited it out without
+ * running (vrq_delay_expired). Wake the scaled idle CPU the latest of them passed over, else the
+ * nearest idle CPU -- its dispatch reads every queue's head and takes them (one kick: the rest wait for
+ * the next) -- and start a new generation, so those tasks are counted as migrated-after-delay, not as
+ * run-before-delay.
  */
-static void delay_expired(s32 cpu)
+static void end_delay(s32 cpu)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	const struct cpumask *near;
 	s64 waiting;
 	s32 idle;
-	u32 lvl;
+	u32 dist;
 
 	if (!cctx)
 		return;
@@ -809,13 +811,13 @@ static void delay_expired(s32 cpu)
 		return;
 	/* as the delayed-migration RFC does: migrate to the idle core it was meant for (the task may
 	 * run there, and only there perhaps: its affinity was checked when that CPU was chosen) ... */
-	idle = cctx->delay.cold;
+	idle = cctx->delay.scaled_cpu;
 	if (idle >= 0 && idle < nr_cpus && scx_bpf_test_and_clear_cpu_idle(idle)) {
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	} else {
 		/* ... or, that one busy by now, to the nearest idle CPU */
-		bpf_for(lvl, VRQ_DIST_SMT, VRQ_DIST_ANY) {
-			if (!(near = level_mask(cctx, lvl)))
+		bpf_for(dist, VRQ_DIST_SMT, VRQ_DIST_ANY) {
+			if (!(near = distance_mask(cctx, dist)))
 				continue;
 			idle = scx_bpf_pick_idle_cpu(near, 0);
 			if (idle >= 0) {
@@ -828,11 +830,12 @@ static void delay_expired(s32 cpu)
 }
 
 /*
- * Count a task placed on the waker @cpu. Its delay is checked on that CPU's tick (vrq_tick): a BPF
+ * Delayed migration, the delay starts: count a task placed on the waker @cpu instead of on @scaled_cpu.
+ * Its delay is checked on that CPU's tick (vrq_tick): a BPF
  * timer per placement measured costlier per wake-up (bench/migration-check, docs/measured.md), and a
  * waker that keeps its CPU ticks, while one that sleeps runs the task first.
  */
-static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
+static void start_delay(struct task_ctx *tctx, s32 cpu, s32 scaled_cpu)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 
@@ -840,15 +843,17 @@ static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
 		return;
 	tctx->delay.waker = cpu;
 	tctx->delay.gen = cctx->delay.gen;
-	cctx->delay.cold = cold;
+	cctx->delay.scaled_cpu = scaled_cpu;
 	if (__sync_fetch_and_add(&cctx->delay.pending, 1) <= 0)
 		cctx->delay.first_at = scx_bpf_now();
 }
 
 /*
- * A task was queued (select_cpu found no idle CPU, or it was not woken through select_cpu). First wake an idle CPU that may run it (it
- * will find the task by scanning the queues); else, on a wake-up, BFS try_preempt: preempt the allowed
- * CPU running the largest priodl if the waking task's is smaller.
+ * Enqueue, last step: a task was queued (select_cpu found no idle CPU, or it was not woken through
+ * select_cpu). First wake an idle CPU that may run it (it will find the task by reading the queue
+ * heads); else, on a wake-up, BFS try_preempt: preempt the allowed CPU running the largest
+ * running_priodl if the waking task's priodl is smaller (or, --preempt-local, this CPU). @sync_wakeup:
+ * the wake.sync hand-off, which never preempts.
  */
 static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
 {
@@ -919,18 +924,18 @@ static __always_inline u64 ready_to_queue(struct task_struct *p, struct task_ctx
  * Delayed migration (enqueue, step 3): select_cpu placed @p on this, the waker's, fast CPU instead of a
  * scaled idle one. Take that hand-off; if the task is queued here indeed, count it against the delay
  * and wake nobody, preempt nobody: the waker usually sleeps first and runs it here; if not, its tick
- * wakes an idle CPU for it (delay_expired). True: placed, nothing more to do.
+ * wakes an idle CPU for it (end_delay). True: placed, nothing more to do.
  */
 static __always_inline bool hold_for_delay(struct task_ctx *tctx, s32 cpu)
 {
-	s32 cold = tctx->delay.cold;
+	s32 scaled_cpu = tctx->delay.scaled_cpu;
 
-	if (cold < 0)
+	if (scaled_cpu < 0)
 		return false;
-	tctx->delay.cold = -1;
+	tctx->delay.scaled_cpu = -1;
 	if (cpu != bpf_get_smp_processor_id())
 		return false;
-	delay_track(tctx, cpu, cold);
+	start_delay(tctx, cpu, scaled_cpu);
 	return true;
 }
 
@@ -940,7 +945,7 @@ static __always_inline bool hold_for_delay(struct task_ctx *tctx, s32 cpu)
  * keep its CPU. Steps: take the wake-up hand-off (wake.sync); ready it (ready_to_queue); SCX_ENQ_LAST:
  * keep it on its CPU (keep_on_cpu); else insert it into its CPU's queue by priodl; delayed migration
  * (hold_for_delay); a task still running with slice left needs no CPU; else find_cpu_for. Reads
- * delay.cold (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
+ * delay.scaled_cpu (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
  * delay.waker / delay.gen and the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
  */
 void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
@@ -1270,7 +1275,7 @@ static __always_inline void sticky_ends(struct task_ctx *tctx, s32 cpu)
  * moment; it only decides whether an expiry wakes an idle CPU, and a task it misses still runs from its
  * queue like any other.)
  */
-static __always_inline void delay_ends(struct task_ctx *tctx)
+static __always_inline void delayed_task_runs(struct task_ctx *tctx)
 {
 	struct cpu_ctx *wctx;
 
@@ -1305,7 +1310,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	lat_wait_ends(p, tctx, tctx->last_charged);
 	tctx->wake.sync = 0;		/* that wake-up is over, enqueued or not */
 	sticky_ends(tctx, cpu);
-	delay_ends(tctx);
+	delayed_task_runs(tctx);
 	if (cctx)
 		start_run(p, tctx, cpu, cctx, q);
 	set_running_priodl(cctx, task_priodl(p, tctx));
@@ -1345,7 +1350,7 @@ static __always_inline void renew_on_tick(struct task_struct *p, struct task_ctx
 /*
  * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: advance the CPU's queue
  * clock; charge @p's time_slice; look at the CPU's frequency again (scaled); with delayed migration,
- * check whether the tasks placed on this CPU waited out the delay (delay_expired); the kernel's slice
+ * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice
  * ran out and nothing waits: renew it in place (renew_on_tick).
  */
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
@@ -1355,13 +1360,13 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	u64 now = scx_bpf_now();
 
-	queue_niffies(queue_of_cpu(cpu));
+	advance_niffies(queue_of_cpu(cpu));
 	if (tctx)
 		charge_slice(tctx, now);
 	refresh_cpu_perf(cpu);
 	if (migration_delay_ns && cctx && cctx->delay.pending > 0 &&
 	    vrq_delay_expired(cctx->delay.first_at, now, migration_delay_ns))
-		delay_expired(cpu);
+		end_delay(cpu);
 	if (tctx && p->scx.slice == 0 && !anything_waiting())
 		renew_on_tick(p, tctx, cctx, queue_of_cpu(cpu));
 }
@@ -1541,13 +1546,13 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->queue = VRQ_NO_QUEUE;
 	tctx->fork_depth = fork_depth_of(p);
 	tctx->delay.waker = -1;
-	tctx->delay.cold = -1;
+	tctx->delay.scaled_cpu = -1;
 	tctx->sticky_cpu = -1;
 	return 0;
 }
 
-/* Build a cpumask of the CPUs within @level of @cpu (VRQ_NR_DIST: all, above: none) into *@slot. */
-static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot)
+/* Build a cpumask of the CPUs within distance @dist of @cpu (VRQ_NR_DIST: all, above: none) into *@slot. */
+static s32 build_distance_mask(u32 cpu, u32 dist, struct bpf_cpumask __kptr **slot)
 {
 	struct bpf_cpumask *mask, *old;
 	u32 other;
@@ -1558,8 +1563,8 @@ static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot
 	bpf_for(other, 0, nr_cpus) {
 		if (other >= VRQ_MAX_CPUS || cpu >= VRQ_MAX_CPUS)
 			break;
-		if (level == VRQ_NR_DIST ||
-		    (level < VRQ_NR_DIST && cpu_distance(cpu, other) <= level))
+		if (dist == VRQ_NR_DIST ||
+		    (dist < VRQ_NR_DIST && cpu_distance(cpu, other) <= dist))
 			bpf_cpumask_set_cpu(other, mask);
 	}
 	old = bpf_kptr_xchg(slot, mask);
@@ -1568,7 +1573,7 @@ static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot
 	return 0;
 }
 
-/* Every CPU starts as non-scaled; each corrects its own bit when it next ticks or looks for work. */
+/* Every CPU starts as fast; each corrects its own bit when it next ticks or looks for work. */
 static s32 init_perf_masks(void)
 {
 	struct perf_masks *pm;
@@ -1579,9 +1584,9 @@ static s32 init_perf_masks(void)
 		return 0;
 	if (!(pm = bpf_map_lookup_elem(&perf_masks, &zero)))
 		return -ENOENT;
-	if ((err = build_level_mask(0, VRQ_NR_DIST, &pm->fast)))
+	if ((err = build_distance_mask(0, VRQ_NR_DIST, &pm->fast)))
 		return err;
-	return build_level_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no level: empty */
+	return build_distance_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no distance: empty */
 }
 
 static s32 init_slice_timers(void)
@@ -1639,11 +1644,11 @@ static s32 init_cpu_masks(void)
 
 		if (!cctx)
 			return -ENOENT;
-		if ((err = build_level_mask(cpu, VRQ_DIST_SMT, &cctx->smt)) ||
-		    (err = build_level_mask(cpu, VRQ_DIST_LLC, &cctx->llc)) ||
-		    (err = build_level_mask(cpu, VRQ_DIST_PKG, &cctx->pkg)) ||
-		    (err = build_level_mask(cpu, VRQ_DIST_NODE, &cctx->node)) ||
-		    (err = build_level_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
+		if ((err = build_distance_mask(cpu, VRQ_DIST_SMT, &cctx->smt)) ||
+		    (err = build_distance_mask(cpu, VRQ_DIST_LLC, &cctx->llc)) ||
+		    (err = build_distance_mask(cpu, VRQ_DIST_PKG, &cctx->pkg)) ||
+		    (err = build_distance_mask(cpu, VRQ_DIST_NODE, &cctx->node)) ||
+		    (err = build_distance_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
 			return err;
 	}
 	return 0;
