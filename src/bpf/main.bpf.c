@@ -105,8 +105,9 @@ struct {
 } cpu_ctxs SEC(".maps");
 
 /*
- * The CPUs that are fast / scaled (frequency-scaled: below --freq-threshold), as last seen (each CPU updates its own bit on its tick
- * and when it looks for work). Two masks because cpumask kfuncs have no and-not.
+ * The CPUs that are fast / scaled (frequency-scaled: below --freq-threshold), as last seen (each CPU
+ * updates its own bit on its tick and when it looks for work). Two masks because cpumask kfuncs have
+ * no and-not.
  */
 struct perf_masks {
 	struct bpf_cpumask __kptr *fast;
@@ -173,18 +174,21 @@ struct wakeup_handoff {
 
 /* Delayed migration: select_cpu -> enqueue -> running. */
 struct delay_placement {
-	s32 scaled_cpu;		/* select_cpu: placed on the waker instead of this scaled idle CPU (-1: not
-				 * placed); enqueue takes it (hold_for_delay) */
-	s32 waker;		/* enqueue (start_delay): the waker CPU it was queued on, counted in that
-				 * CPU's delay.pending (-1: none); running reads and clears it (delayed_task_runs) */
+	s32 scaled_cpu;		/* select_cpu: placed on the waker instead of this scaled idle
+				 * CPU (-1: not placed); enqueue takes it (hold_for_delay) */
+	s32 waker;		/* enqueue (start_delay): the waker CPU it was queued on, counted
+				 * in that CPU's delay.pending (-1: none); running reads and
+				 * clears it (delayed_task_runs) */
 	u64 gen;		/* with waker: that CPU's delay.gen when it was placed; running compares */
 };
 
 /* Latency histograms: runnable / stopping -> running -> stopping. */
 struct lat_marks {
-	u64 wait_since;		/* runnable (a wake-up) or stopping (still runnable) writes when its wait
-				 * began; running records the wait and clears it (0: not waiting) */
-	u64 run_since;		/* running writes when its run began; stopping records the run, clears it */
+	u64 wait_since;		/* runnable (a wake-up) or stopping (still runnable) writes when
+				 * its wait began; running records the wait and clears it (0: not
+				 * waiting) */
+	u64 run_since;		/* running writes when its run began; stopping records the run
+				 * and clears it */
 	u8 wait_requeue;	/* with wait_since: the wait was begun by a deschedule, not a wake-up */
 };
 
@@ -202,11 +206,13 @@ struct task_ctx {
 	/* hand-offs between callbacks */
 	struct wakeup_handoff wake;	/* select_cpu -> enqueue */
 	struct delay_placement delay;	/* delayed migration: select_cpu -> enqueue -> running */
-	s32 sticky_cpu;		/* sticky tasks, stopping -> dispatch: the CPU it was descheduled from while
-				 * runnable (-1: none). stopping (mark_sticky) writes it; dispatch reads it
-				 * (sticky_elsewhere); running (sticky_ends) and keep_on_cpu clear it */
-	u8 yielded;		/* yield -> stopping: it called sched_yield(), so leaving is voluntary (not
-				 * sticky). yield writes it; stopping (mark_sticky) reads and clears it */
+	s32 sticky_cpu;		/* sticky tasks, stopping -> dispatch: the CPU it was descheduled
+				 * from while runnable (-1: none). stopping (mark_sticky) writes
+				 * it; dispatch reads it (sticky_elsewhere); running (sticky_ends)
+				 * and keep_on_cpu clear it */
+	u8 yielded;		/* yield -> stopping: it called sched_yield(), so leaving is
+				 * voluntary (not sticky). yield writes it; stopping (mark_sticky)
+				 * reads and clears it */
 	struct lat_marks lat;	/* latency histograms */
 };
 
@@ -586,8 +592,10 @@ struct pick {
 	s32 cpu;		/* the claimed idle CPU, or -1 */
 	u32 dist;		/* its distance from the previous CPU */
 	bool scaled;		/* it is frequency-scaled */
-	bool delay;		/* none claimed: the first idle CPU in line is scaled, place on the waker instead */
-	s32 scaled_cpu;		/* with delay: that scaled idle CPU, where the task goes if the delay runs out */
+	bool delay;		/* none claimed: the first idle CPU in line is scaled; place the
+				 * task on the waker instead */
+	s32 scaled_cpu;		/* with delay: that scaled idle CPU, where the task goes if the
+				 * delay runs out */
 };
 
 /*
@@ -1024,10 +1032,12 @@ static bool rescue_starved_idle(s32 cpu, u32 q, u64 now)
 
 /* What dispatch found at the heads of the queues (find_best_head). */
 struct best_head {
-	u32 q;			/* the queue whose head has the smallest key; VRQ_NO_QUEUE: every queue empty */
+	u32 q;			/* the queue whose head has the smallest key (VRQ_NO_QUEUE: none) */
 	u32 dist;		/* its distance from this CPU, which breaks ties */
-	u64 priodl;		/* its key: the head's priodl, later by the sticky offset if it is sticky elsewhere */
-	u64 sticky_passed;	/* the smallest priodl among the heads made later as sticky ((u64)-1: none) */
+	u64 priodl;		/* its key: the head's priodl, later by the sticky offset if it is
+				 * sticky elsewhere */
+	u64 sticky_passed;	/* the smallest priodl among the heads made later as sticky
+				 * ((u64)-1: none) */
 };
 
 /*
@@ -1494,7 +1504,8 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		group_runnable_inc(group);
 }
 
-/* ops.quiescent: @p is no longer runnable (it sleeps, or leaves). Group accounting: one fewer in its group. */
+/* ops.quiescent: @p is no longer runnable (it sleeps, or leaves). Group accounting: one fewer in its
+ * group. */
 void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx;
