@@ -88,6 +88,14 @@ static void test_task_prio_and_preempt(void)
 	CHECK(!vrq_should_preempt(200, 200));
 	CHECK(!vrq_should_preempt(300, 200));
 	CHECK(!vrq_should_preempt(100, 0));	/* an idle CPU is woken, never "preempted" */
+
+	/* dispatch: the task that just ran keeps its CPU unless a queue head is earlier */
+	CHECK(vrq_keeps_cpu(500, 0, 0));	/* every queue empty */
+	CHECK(vrq_keeps_cpu(100, 1, 200));
+	CHECK(vrq_keeps_cpu(200, 1, 200));	/* a tie keeps it: no switch for nothing */
+	CHECK(!vrq_keeps_cpu(300, 1, 200));
+	/* a kernel thread's wake-up at the head beats any user task that just ran */
+	CHECK(!vrq_keeps_cpu(vrq_priodl(VRQ_PRIO_NORMAL, 0), 1, vrq_priodl(VRQ_PRIO_KERNEL, ~0ULL)));
 }
 
 static void test_effective_slice(void)
@@ -214,7 +222,7 @@ static void test_sync_handoff(void)
 	CHECK(!vrq_sync_handoff(0, 1, 1, 0, 0, 0));	/* off */
 	CHECK(!vrq_sync_handoff(1, 0, 1, 0, 0, 0));	/* not sync */
 	CHECK(!vrq_sync_handoff(1, 1, 0, 0, 0, 0));	/* not allowed on the waker */
-	CHECK(!vrq_sync_handoff(1, 1, 1, 1, 0, 0));	/* the waker's CPU is frequency-scaled (cold) */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 1, 0, 0));	/* the waker's CPU is scaled */
 	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 1, 0));	/* a task waits in the waker's local queue */
 	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 0, 3));	/* tasks wait in the waker's run queue */
 }
@@ -393,10 +401,10 @@ static void test_select_order(void)
 		{ VRQ_DIST_PKG, VRQ_PERF_SCALED }, { VRQ_DIST_NODE, VRQ_PERF_SCALED },
 		{ VRQ_DIST_ANY, VRQ_PERF_ANY },
 	};
-	u32 i, lvl, perf, n = 0, ok = 1;
+	u32 i, dist, perf, n = 0, ok = 1;
 
-	for (i = 0; vrq_select_step(i, 1, &lvl, &perf); i++, n++)
-		ok &= i < 11 && lvl == aware[i][0] && perf == aware[i][1];
+	for (i = 0; vrq_select_step(i, 1, &dist, &perf); i++, n++)
+		ok &= i < 11 && dist == aware[i][0] && perf == aware[i][1];
 	CHECK(ok);
 	CHECK(n == 11 && n == VRQ_SELECT_MAX_STEPS);
 	/* each (distance, class) pair appears once and every CPU is reachable by the last step */
@@ -409,8 +417,8 @@ static void test_select_order(void)
 	CHECK(ok);
 
 	/* frequency-blind: the plain distance order, one step per distance */
-	for (i = 0, n = 0, ok = 1; vrq_select_step(i, 0, &lvl, &perf); i++, n++)
-		ok &= lvl == i && perf == VRQ_PERF_ANY;
+	for (i = 0, n = 0, ok = 1; vrq_select_step(i, 0, &dist, &perf); i++, n++)
+		ok &= dist == i && perf == VRQ_PERF_ANY;
 	CHECK(ok);
 	CHECK(n == VRQ_NR_DIST);
 	CHECK(n <= VRQ_SELECT_MAX_STEPS);
@@ -420,8 +428,8 @@ static void test_delay_placement(void)
 {
 	CHECK(vrq_delay_placement(US(50), 1, 0, 1, 0));
 	CHECK(!vrq_delay_placement(0, 1, 0, 1, 0));	/* off */
-	CHECK(!vrq_delay_placement(US(50), 0, 0, 1, 0));	/* the idle CPU found is warm: use it */
-	CHECK(!vrq_delay_placement(US(50), 1, 1, 1, 0));	/* the waker is cold too */
+	CHECK(!vrq_delay_placement(US(50), 0, 0, 1, 0));	/* the idle CPU found is fast: use it */
+	CHECK(!vrq_delay_placement(US(50), 1, 1, 1, 0));	/* the waker is scaled too */
 	CHECK(!vrq_delay_placement(US(50), 1, 0, 0, 0));	/* the task may not run on the waker */
 	CHECK(!vrq_delay_placement(US(50), 1, 0, 1, 1));	/* the waker is the target */
 

@@ -55,10 +55,10 @@ static inline void sim_run(struct sim_task *t, int n, u64 rr_ns, u64 tick_ns, u6
 
 			if (idle_bound_ns && i != cur && vrq_task_prio(t[i].policy, 0, 0) == VRQ_PRIO_IDLE &&
 			    now - waiting_since[i] >= idle_bound_ns) {
-				best = i;	/* the starvation bound (dispatch_starved_idle) */
+				best = i;	/* the starvation bound (rescue_starved_idle) */
 				break;
 			}
-			/* ties keep the running task (dispatch: prev wins when <=) */
+			/* ties keep the running task (dispatch: vrq_keeps_cpu) */
 			if (best < 0 || key < best_key || (key == best_key && i == cur)) {
 				best = i;
 				best_key = key;

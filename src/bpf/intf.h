@@ -107,9 +107,9 @@ enum vrq_stat {
 	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched because their group had other runnable tasks */
 	VRQ_STAT_DEPTH_SCALED,		/* deadlines stretched by the fork-depth penalty */
 	/* frequency-aware selection (--freq-threshold, VRQ) */
-	VRQ_STAT_SEL_SCALED,		/* wake-ups placed on an idle CPU that is frequency-scaled (cold) */
+	VRQ_STAT_SEL_SCALED,		/* wake-ups placed on an idle CPU that is scaled (below --freq-threshold) */
 	/* delayed migration (--migration-delay-us, the delayed-thread-migration RFC) */
-	VRQ_STAT_DELAY_PLACED,		/* woken/forked task kept on the waker's warm CPU, not a cold idle one */
+	VRQ_STAT_DELAY_PLACED,		/* woken/forked task kept on the waker's fast CPU, not a scaled idle one */
 	VRQ_STAT_DELAY_RAN_BEFORE,	/* ... and it started running before the delay was up */
 	VRQ_STAT_DELAY_MIGRATED,	/* ... the delay ran out with it still waiting: an idle CPU was woken */
 	/* sticky tasks (--sticky, BFS) */

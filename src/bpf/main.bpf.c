@@ -68,17 +68,27 @@ struct {
 	__type(value, struct vrq_lat_hists);
 } lat_hists SEC(".maps");
 
+/*
+ * Delayed migration, per waker CPU: the tasks placed on it instead of on a scaled idle CPU that have not
+ * run yet. enqueue (start_delay) counts a placement in; running (delayed_task_runs) counts one out while the
+ * generation is the same; the CPU's tick ends the delay (end_delay: new generation, count reset,
+ * an idle CPU woken).
+ */
+struct delay_waker {
+	s64 pending;		/* placed here, not yet run, this generation */
+	u64 gen;		/* bumped each time the pending ones' delay ran out */
+	u64 first_at;		/* when the oldest pending one was placed */
+	s32 scaled_cpu;		/* the scaled idle CPU the latest one passed over */
+};
+
 /* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
 struct cpu_ctx {
-	u64 running_priodl;			/* priodl of the task running here; 0 when none */
-	/* delayed migration: tasks placed here instead of on a cold idle CPU, not yet run */
-	s64 delay_pending;
-	u64 delay_gen;				/* bumped each time the pending ones' delay ran out */
-	u64 delay_first_at;			/* when the oldest pending one was placed */
-	s32 delay_cold;				/* the cold idle CPU the latest one was meant for */
+	u64 running_priodl;			/* priodl of the task running here; 0 when none
+						 * (set_running_priodl: running, keep_on_cpu, stopping) */
+	struct delay_waker delay;		/* delayed migration, this CPU as the waker */
 	/* short slices: which run of this CPU the slice timer was armed for (see slice_timer_fired) */
-	u64 run_seq;
-	u64 timer_seq;
+	u64 run_seq;				/* start_run bumps it for every run */
+	u64 timer_seq;				/* the run_seq start_run armed the timer for */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
@@ -95,8 +105,9 @@ struct {
 } cpu_ctxs SEC(".maps");
 
 /*
- * The CPUs that are / are not frequency-scaled, as last seen (each CPU updates its own bit on its tick
- * and when it looks for work). Two masks because cpumask kfuncs have no and-not.
+ * The CPUs that are fast / scaled (frequency-scaled: below --freq-threshold), as last seen (each CPU
+ * updates its own bit on its tick and when it looks for work). Two masks because cpumask kfuncs have
+ * no and-not.
  */
 struct perf_masks {
 	struct bpf_cpumask __kptr *fast;
@@ -148,28 +159,61 @@ struct {
 	__type(value, s64);
 } group_runnable SEC(".maps");
 
+/*
+ * State a task carries from one callback to another, one struct or field per hand-off, each saying who
+ * writes it and who reads and clears it.
+ */
+
+/* select_cpu -> the enqueue of the same wake-up. */
+struct wakeup_handoff {
+	u8 sync;		/* SCX_WAKE_SYNC: the waker is about to sleep, so the wakee preempts nobody.
+				 * select_cpu writes it; enqueue takes it (reads and clears, vrq_take_once:
+				 * select_cpu is skipped for a task allowed on one CPU); running clears it (a
+				 * task select_cpu inserted itself is never enqueued) */
+};
+
+/* Delayed migration: select_cpu -> enqueue -> running. */
+struct delay_placement {
+	s32 scaled_cpu;		/* select_cpu: placed on the waker instead of this scaled idle
+				 * CPU (-1: not placed); enqueue takes it (hold_for_delay) */
+	s32 waker;		/* enqueue (start_delay): the waker CPU it was queued on, counted
+				 * in that CPU's delay.pending (-1: none); running reads and
+				 * clears it (delayed_task_runs) */
+	u64 gen;		/* with waker: that CPU's delay.gen when it was placed; running compares */
+};
+
+/* Latency histograms: runnable / stopping -> running -> stopping. */
+struct lat_marks {
+	u64 wait_since;		/* runnable (a wake-up) or stopping (still runnable) writes when
+				 * its wait began; running records the wait and clears it (0: not
+				 * waiting) */
+	u64 run_since;		/* running writes when its run began; stopping records the run
+				 * and clears it */
+	u8 wait_requeue;	/* with wait_since: the wait was begun by a deschedule, not a wake-up */
+};
+
 struct task_ctx {
+	/* the deadline and the slice (refresh_deadline, charge_slice) */
 	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
 	s64 time_slice;		/* what is left of the current slice (ns) */
 	u64 last_charged;	/* when run time was last charged to time_slice */
-	u64 enq_at;		/* when it was last queued (bounds SCHED_IDLE waits) */
-	u32 queue;		/* the queue whose clock `deadline` is on */
+	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	u32 fork_depth;		/* forks from init (init's children: 1) */
-	s32 delay_cpu;		/* delayed migration: the waker CPU it was placed on (-1: none) */
-	s32 delay_cold;		/* set by select_cpu: placed on the waker instead of this cold idle CPU;
-				 * enqueue counts the task as delay-placed and clears it (-1: not placed) */
-	u64 delay_gen;		/* that CPU's delay_gen when it was placed */
-	s32 sticky_cpu;		/* sticky tasks: the CPU it was descheduled from while runnable (-1: none) */
-	u8 sync_wakeup;		/* set by select_cpu for the enqueue of the same wake-up, which takes
-				 * (clears) it; running clears it too (a task handed to an idle CPU
-				 * is never enqueued) */
-	u8 yielded;		/* it called sched_yield(): leaving the CPU is voluntary */
-	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL until it sleeps or uses up its slice */
-	/* latency histograms */
-	u8 wait_requeue;	/* the wait was begun by a deschedule, not a wake-up */
-	u64 wait_since;		/* when it became runnable or was descheduled still runnable; 0: not waiting */
-	u64 run_since;		/* when it started running */
+	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL (task_prio) until it uses up its
+				 * slice. enqueue writes it on a wake-up; new_deadline_from_now clears it */
+	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_idle reads it */
+	/* hand-offs between callbacks */
+	struct wakeup_handoff wake;	/* select_cpu -> enqueue */
+	struct delay_placement delay;	/* delayed migration: select_cpu -> enqueue -> running */
+	s32 sticky_cpu;		/* sticky tasks, stopping -> dispatch: the CPU it was descheduled
+				 * from while runnable (-1: none). stopping (mark_sticky) writes
+				 * it; dispatch reads it (sticky_elsewhere); running (sticky_ends)
+				 * and keep_on_cpu clear it */
+	u8 yielded;		/* yield -> stopping: it called sched_yield(), so leaving is
+				 * voluntary (not sticky). yield writes it; stopping (mark_sticky)
+				 * reads and clears it */
+	struct lat_marks lat;	/* latency histograms */
 };
 
 struct {
@@ -270,8 +314,8 @@ static __always_inline u32 cpu_distance(u32 a, u32 b)
 	return vrq_cpu_distance(a, &ta, b, &tb);
 }
 
-/* Advance a queue's clock to now and return it. */
-static __always_inline u64 queue_niffies(u32 q)
+/* Advance queue @q's clock (its niffies) to now, never backwards, and return it. */
+static __always_inline u64 advance_niffies(u32 q)
 {
 	struct vrq_queue *vq = queue_state(q);
 
@@ -340,67 +384,127 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 }
 
 /*
- * Bring a task's deadline onto queue @q's clock and renew it when vrq_renew_deadline() says so (@woken:
- * it is queued by its wake-up, not after being descheduled while runnable). Idempotent.
+ * The deadline's three jobs, each on queue @q's clock (niffies, already advanced by the caller):
+ * rebase_deadline() moves it onto that clock; new_deadline_from_now() is BFS's renewal; fit_slice()
+ * cuts a remainder longer than the queue allows now. refresh_deadline() runs them in that order.
  */
-static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
+
+/* Carry the deadline over from the clock it is on to queue @q's, keeping its lead (VRQ's RQ niffies). */
+static __always_inline void rebase_deadline(struct task_ctx *tctx, u32 q, u64 niffies)
 {
-	u64 niffies = queue_niffies(q);
-	u32 slice_rule;
-	u64 slice;
+	if (tctx->queue == q)
+		return;
+	if (tctx->queue != VRQ_NO_QUEUE) {
+		struct vrq_queue *src = queue_state(tctx->queue);
 
-	if (tctx->queue != q) {
-		if (tctx->queue != VRQ_NO_QUEUE) {
-			struct vrq_queue *src = queue_state(tctx->queue);
-
-			tctx->deadline = vrq_rebase_deadline(tctx->deadline, src->niffies, niffies);
-			stat_inc(VRQ_STAT_NIFFIES_REBASE);
-		}
-		tctx->queue = q;
+		tctx->deadline = vrq_rebase_deadline(tctx->deadline, src->niffies, niffies);
+		stat_inc(VRQ_STAT_NIFFIES_REBASE);
 	}
+	tctx->queue = q;
+}
 
-	slice = task_slice(p, q, &slice_rule);
-	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
-		if (slice < rr_interval_ns)
-			stat_inc(VRQ_STAT_SLICE_SHRUNK);
-		if (slice_rule == VRQ_SLICE_TARGET)
-			stat_inc(VRQ_STAT_TARGET_SHRUNK);
-		if (slice_rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
-			stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
-		if (slice_rule == VRQ_SLICE_ROUND_OVER)
-			stat_inc(VRQ_STAT_ROUND_OVER);
-		u64 group_n = group_runnable_of(tctx->group);
-		u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-		u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
-		u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
+/* Count which long-queue rule (vrq_effective_slice) gave the slice of a renewal. */
+static __always_inline void count_slice_rule(u64 slice, u32 rule)
+{
+	if (slice < rr_interval_ns)
+		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	if (rule == VRQ_SLICE_TARGET)
+		stat_inc(VRQ_STAT_TARGET_SHRUNK);
+	if (rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
+		stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
+	if (rule == VRQ_SLICE_ROUND_OVER)
+		stat_inc(VRQ_STAT_ROUND_OVER);
+}
 
-		/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again
-		 * on its next wake-up) */
-		tctx->kernel_wakeup = 0;
-		if (credit) {
-			tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
-			stat_inc(VRQ_STAT_WAKE_CREDIT);
-		} else {
-			tctx->time_slice = slice;
-		}
-		tctx->deadline = niffies + offset - credit;
-		stat_inc(VRQ_STAT_NEW_DEADLINE);
-		if (group_n > 1)
-			stat_inc(VRQ_STAT_GROUP_SCALED);
-		if (depth_n > 1)
-			stat_inc(VRQ_STAT_DEPTH_SCALED);
-	} else if (tctx->time_slice > (s64)slice) {
-		/* the queue grew long: do not let a stale long slice hold up the round */
+/*
+ * BFS's renewal: a fresh @slice and a new deadline from @niffies (now on its queue's clock), less the
+ * wake-up credit when --wake-credit gives one (@woken), its offset stretched by group accounting and
+ * the fork-depth penalty.
+ */
+static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
+						  u64 slice, bool woken)
+{
+	u64 group_n = group_runnable_of(tctx->group);
+	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
+	u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
+	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
+
+	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
+	 * next wake-up) */
+	tctx->kernel_wakeup = 0;
+	if (credit) {
+		tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
+		stat_inc(VRQ_STAT_WAKE_CREDIT);
+	} else {
+		tctx->time_slice = slice;
+	}
+	tctx->deadline = niffies + offset - credit;
+	stat_inc(VRQ_STAT_NEW_DEADLINE);
+	if (group_n > 1)
+		stat_inc(VRQ_STAT_GROUP_SCALED);
+	if (depth_n > 1)
+		stat_inc(VRQ_STAT_DEPTH_SCALED);
+}
+
+/* The queue grew long: do not let a stale long remainder hold up the round. */
+static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
+{
+	if (tctx->time_slice > (s64)slice) {
 		tctx->time_slice = slice;
 		stat_inc(VRQ_STAT_SLICE_SHRUNK);
 	}
 }
 
-static const struct cpumask *level_mask(struct cpu_ctx *cctx, u32 level)
+/*
+ * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_renew_deadline() says
+ * so (@woken: it is queued by its wake-up, not after being descheduled while runnable), else keep it
+ * and fit its remaining slice to the queue. Idempotent.
+ */
+static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
+{
+	u64 niffies = advance_niffies(q);
+	u32 slice_rule;
+	u64 slice;
+
+	rebase_deadline(tctx, q, niffies);
+	slice = task_slice(p, q, &slice_rule);
+	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
+		count_slice_rule(slice, slice_rule);
+		new_deadline_from_now(p, tctx, niffies, slice, woken);
+	} else {
+		fit_slice(tctx, slice);
+	}
+}
+
+/* The one writer of a CPU's running_priodl (0: nothing runs there), which find_cpu_for reads. */
+static __always_inline void set_running_priodl(struct cpu_ctx *cctx, u64 priodl)
+{
+	if (cctx)
+		cctx->running_priodl = priodl;
+}
+
+/*
+ * Keeping a task on its CPU. Two callbacks decide it and this carries it out:
+ *  - dispatch (prev_keeps_cpu): the task that just ran has a priodl no larger than any queue head this
+ *    CPU could take; dispatch takes nothing and the kernel hands the task back through
+ *    enqueue(SCX_ENQ_LAST), which calls this;
+ *  - tick (renew_on_tick): its slice ran out and nothing waits anywhere; renewed in place, without a
+ *    trip through schedule().
+ * Both have refreshed its deadline on this CPU's queue as a task that was not woken (renewed if its
+ * slice is used up). @priodl is its priodl after that. It never left: no sticky mark.
+ */
+static __always_inline void keep_on_cpu(struct task_ctx *tctx, struct cpu_ctx *cctx, u64 priodl)
+{
+	tctx->sticky_cpu = -1;
+	set_running_priodl(cctx, priodl);
+}
+
+/* The CPUs within distance @dist of @cctx's CPU (its masks built at init); NULL for other distances. */
+static const struct cpumask *distance_mask(struct cpu_ctx *cctx, u32 dist)
 {
 	struct bpf_cpumask *m;
 
-	switch (level) {
+	switch (dist) {
 	case VRQ_DIST_SMT:
 		m = cctx->smt;
 		break;
@@ -432,7 +536,7 @@ static __always_inline u32 cpu_perf(s32 cpu)
 /* Look at @cpu's frequency again and move it between the fast and scaled masks if it changed. */
 static void refresh_cpu_perf(s32 cpu)
 {
-	struct bpf_cpumask *fast, *slow;
+	struct bpf_cpumask *fast_cpus, *scaled_cpus;
 	struct cpu_ctx *cctx;
 	struct perf_masks *pm;
 	u32 zero = 0;
@@ -444,16 +548,16 @@ static void refresh_cpu_perf(s32 cpu)
 	if (scaled == cctx->scaled)
 		return;
 	cctx->scaled = scaled;
-	fast = pm->fast;
-	slow = pm->scaled;
-	if (!fast || !slow)
+	fast_cpus = pm->fast;
+	scaled_cpus = pm->scaled;
+	if (!fast_cpus || !scaled_cpus)
 		return;
 	if (scaled) {
-		bpf_cpumask_clear_cpu(cpu, fast);
-		bpf_cpumask_set_cpu(cpu, slow);
+		bpf_cpumask_clear_cpu(cpu, fast_cpus);
+		bpf_cpumask_set_cpu(cpu, scaled_cpus);
 	} else {
-		bpf_cpumask_clear_cpu(cpu, slow);
-		bpf_cpumask_set_cpu(cpu, fast);
+		bpf_cpumask_clear_cpu(cpu, scaled_cpus);
+		bpf_cpumask_set_cpu(cpu, fast_cpus);
 	}
 }
 
@@ -486,138 +590,203 @@ static bool cpu_idle_now(s32 cpu)
 /* What pick_idle_cpu found. */
 struct pick {
 	s32 cpu;		/* the claimed idle CPU, or -1 */
-	u32 level;		/* its distance from the previous CPU */
+	u32 dist;		/* its distance from the previous CPU */
 	bool scaled;		/* it is frequency-scaled */
-	bool delay;		/* none claimed: the first idle CPU in line is cold, place on the waker instead */
-	s32 cold;		/* with delay: that cold idle CPU, where the task goes if the delay runs out */
+	bool delay;		/* none claimed: the first idle CPU in line is scaled; place the
+				 * task on the waker instead */
+	s32 scaled_cpu;		/* with delay: that scaled idle CPU, where the task goes if the
+				 * delay runs out */
 };
 
 /*
+ * The CPUs of a selection step's frequency class (@perf): the fast or the scaled mask, NULL for any
+ * class. False when the mask is missing (the step is skipped).
+ */
+static __always_inline bool perf_cpus_of(struct perf_masks *pm, u32 perf, const struct cpumask **cpus)
+{
+	struct bpf_cpumask *m = NULL;
+
+	*cpus = NULL;
+	if (perf == VRQ_PERF_ANY)
+		return true;
+	if (pm)
+		m = perf == VRQ_PERF_FAST ? pm->fast : pm->scaled;
+	if (!m)
+		return false;
+	*cpus = (const struct cpumask *)m;
+	return true;
+}
+
+/*
+ * The same-CPU step: the previous CPU itself, if @p may run there and it is of the step's class
+ * (@perf_cpus). True when the search ends here: it was claimed, or (@may_delay, a scaled step) it is
+ * idle and the task goes to the waker instead.
+ */
+static __always_inline bool try_prev_cpu(struct task_struct *p, s32 prev_cpu, u32 perf,
+					 const struct cpumask *perf_cpus, bool may_delay, struct pick *r)
+{
+	if (!bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
+		return false;
+	if (perf_cpus && !bpf_cpumask_test_cpu(prev_cpu, perf_cpus))
+		return false;
+	if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
+		r->delay = true;
+		r->scaled_cpu = prev_cpu;
+		return true;
+	}
+	if (!scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+		return false;
+	r->cpu = prev_cpu;
+	r->dist = VRQ_DIST_SAME;
+	r->scaled = perf == VRQ_PERF_SCALED;
+	return true;
+}
+
+/*
+ * The CPUs a wider step searches: those within @dist of the previous CPU (@prev_ctx's masks) that
+ * @p may use, of the step's class, built in this CPU's scratch mask. NULL: the step cannot be searched.
+ */
+static __always_inline const struct cpumask *step_cpus(struct task_struct *p, struct cpu_ctx *prev_ctx,
+							struct cpu_ctx *this_ctx, u32 dist,
+							const struct cpumask *perf_cpus)
+{
+	const struct cpumask *near;
+	struct bpf_cpumask *tmp;
+
+	if (dist == VRQ_DIST_ANY && !perf_cpus)
+		return p->cpus_ptr;
+	if (!prev_ctx || !this_ctx || !(tmp = this_ctx->tmp))
+		return NULL;
+	near = distance_mask(prev_ctx, dist);
+	if (!near)
+		return NULL;
+	bpf_cpumask_and(tmp, near, p->cpus_ptr);
+	if (perf_cpus)
+		bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
+	return (const struct cpumask *)tmp;
+}
+
+/*
+ * A wider step: claim an idle CPU of @search. True when the search ends here: one was claimed, or
+ * (@may_delay, a scaled step) one is idle and the task goes to the waker instead.
+ */
+static __always_inline bool try_step(const struct cpumask *search, u32 dist, u32 perf, bool freq_aware,
+				     bool may_delay, struct pick *r)
+{
+	s32 cpu;
+
+	if (perf == VRQ_PERF_SCALED && may_delay && (r->scaled_cpu = idle_cpu_in(search)) >= 0) {
+		r->delay = true;
+		return true;
+	}
+	cpu = scx_bpf_pick_idle_cpu(search, 0);
+	if (cpu < 0)
+		return false;
+	r->cpu = cpu;
+	r->dist = dist;
+	r->scaled = perf == VRQ_PERF_SCALED || (freq_aware && cpu_scaled(cpu));
+	return true;
+}
+
+/*
  * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
- * nearest to @prev_cpu first, non-scaled before scaled at each distance when --freq-threshold is on.
+ * nearest to @prev_cpu first, fast before scaled at each distance when --freq-threshold is on.
  * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
- * of them idle stops the search without claiming it: the caller places the task on the waker.
+ * of them idle stops the search without claiming it: the caller places the task on the waker. A task
+ * allowed on one CPU stops at the first wider step.
  */
 static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
 {
-	struct pick r = { .cpu = -1, .level = VRQ_DIST_ANY, .cold = -1 };
+	struct pick r = { .cpu = -1, .dist = VRQ_DIST_ANY, .scaled_cpu = -1 };
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
 	bool freq_aware = freq_threshold_pct != 0;
+	const struct cpumask *perf_cpus, *search;
 	struct perf_masks *pm = NULL;
-	struct bpf_cpumask *tmp;
-	u32 zero = 0, i;
+	u32 zero = 0, i, dist, perf;
 
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
-		const struct cpumask *level_cpus, *perf_cpus = NULL, *search;
-		u32 lvl, perf;
-		s32 cpu;
-
-		if (!vrq_select_step(i, freq_aware, &lvl, &perf))
+		if (!vrq_select_step(i, freq_aware, &dist, &perf))
 			break;
-		if (perf != VRQ_PERF_ANY) {
-			struct bpf_cpumask *m = NULL;
-
-			if (pm)
-				m = perf == VRQ_PERF_FAST ? pm->fast : pm->scaled;
-			if (!m)
-				continue;
-			perf_cpus = (const struct cpumask *)m;
-		}
-
-		if (lvl == VRQ_DIST_SAME) {
-			if (!bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
-				continue;
-			if (perf_cpus && !bpf_cpumask_test_cpu(prev_cpu, perf_cpus))
-				continue;
-			if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
-				r.delay = true;
-				r.cold = prev_cpu;
-				return r;
-			}
-			if (scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
-				r.cpu = prev_cpu;
-				r.level = VRQ_DIST_SAME;
-				r.scaled = perf == VRQ_PERF_SCALED;
-				return r;
-			}
+		if (!perf_cpus_of(pm, perf, &perf_cpus))
+			continue;
+		if (dist == VRQ_DIST_SAME) {
+			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, &r))
+				break;
 			continue;
 		}
 		if (p->nr_cpus_allowed == 1)
 			break;	/* only its one CPU, already looked at */
-
-		if (lvl == VRQ_DIST_ANY && !perf_cpus) {
-			search = p->cpus_ptr;
-		} else {
-			if (!prev_ctx || !this_ctx || !(tmp = this_ctx->tmp))
-				continue;
-			level_cpus = level_mask(prev_ctx, lvl);
-			if (!level_cpus)
-				continue;
-			bpf_cpumask_and(tmp, level_cpus, p->cpus_ptr);
-			if (perf_cpus)
-				bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
-			search = (const struct cpumask *)tmp;
-		}
-		if (perf == VRQ_PERF_SCALED && may_delay && (r.cold = idle_cpu_in(search)) >= 0) {
-			r.delay = true;
-			return r;
-		}
-		cpu = scx_bpf_pick_idle_cpu(search, 0);
-		if (cpu >= 0) {
-			r.cpu = cpu;
-			r.level = lvl;
-			r.scaled = perf == VRQ_PERF_SCALED || (freq_aware && cpu_scaled(cpu));
-			return r;
-		}
+		search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
+		if (search && try_step(search, dist, perf, freq_aware, may_delay, &r))
+			break;
 	}
 	return r;
 }
 
+/*
+ * Insert @p straight into @cpu's local DSQ, the CPU select_cpu returns, its deadline refreshed on that
+ * CPU's queue as a wake-up. Nothing passes it there: the CPU is idle (nothing queued it may run, else it
+ * would not be idle), or it is the waker's with nothing waiting for it (sync hand-off). The kernel
+ * wakes the CPU because a task arrived on it: no kick, so no idle->idle reschedule.
+ */
+static __always_inline void insert_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+{
+	refresh_deadline(p, tctx, queue_of_cpu(cpu), true);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+}
+
+/* Sync hand-off (--sync-handoff): the waker is about to sleep and nothing else waits for its CPU. */
+static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 waker, u64 wake_flags)
+{
+	return vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+				cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
+				scx_bpf_dsq_nr_queued(queue_of_cpu(waker)));
+}
+
+/* Delayed migration: only wake-ups and forks, and only onto a fast waker that may run the task. */
+static __always_inline bool delay_may_apply(struct task_struct *p, s32 waker, u64 wake_flags)
+{
+	return vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker), bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+				   0) &&
+	       (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
+}
+
+/*
+ * ops.select_cpu: a task wakes (or is forked, or execs); runs on the waker's CPU and returns the CPU the
+ * task goes to. Steps: start the hand-offs to enqueue (wake.sync, delay.scaled_cpu); sync hand-off;
+ * else look for an idle CPU (pick_idle_cpu): a scaled one passed over for delayed migration sends the
+ * task to the waker (enqueue follows there), a claimed one gets the task straight into its local DSQ
+ * (enqueue is not called); none: the previous CPU, and enqueue follows. Writes the task's deadline and
+ * time_slice when it inserts the task.
+ */
 s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 waker = bpf_get_smp_processor_id();
-	bool may_delay;
 	struct pick pk;
 
 	if (!tctx)
 		return prev_cpu;
-	tctx->sync_wakeup = !!(wake_flags & SCX_WAKE_SYNC);
-	tctx->delay_cold = -1;
+	tctx->wake.sync = !!(wake_flags & SCX_WAKE_SYNC);
+	tctx->delay.scaled_cpu = -1;
 
-	/* the waker is about to sleep and nothing else waits for its CPU: run the wakee there */
-	if (vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
-			     cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
-			     scx_bpf_dsq_nr_queued(queue_of_cpu(waker)))) {
-		refresh_deadline(p, tctx, queue_of_cpu(waker), true);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+	if (sync_handoff_applies(p, waker, wake_flags)) {
+		insert_on_cpu(p, tctx, waker);
 		stat_inc(VRQ_STAT_SYNC_HANDOFF);
 		return waker;
 	}
-
-	/* delayed migration: only wake-ups and forks, and only onto a warm waker that may run the task */
-	may_delay = vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker),
-					bpf_cpumask_test_cpu(waker, p->cpus_ptr), 0) &&
-		    (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
-	pk = pick_idle_cpu(p, prev_cpu, may_delay);
+	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
-		tctx->delay_cold = pk.cold;	/* >= 0 whenever pk.delay */
+		tctx->delay.scaled_cpu = pk.scaled_cpu;	/* >= 0 whenever pk.delay */
 		stat_inc(VRQ_STAT_DELAY_PLACED);
 		return waker;
 	}
 	if (pk.cpu >= 0) {
-		/*
-		 * Hand the task straight to the idle CPU claimed for it: an idle CPU has nothing queued
-		 * that it may run (else it would not be idle), so no earlier deadline is passed over, and
-		 * no other CPU can take the task away from the warm, chosen one. The kernel wakes the CPU
-		 * because a task arrived on it: no kick, so no idle->idle reschedule.
-		 */
-		refresh_deadline(p, tctx, queue_of_cpu(pk.cpu), true);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
-		stat_inc(VRQ_STAT_SEL_PREV + pk.level);
+		insert_on_cpu(p, tctx, pk.cpu);
+		stat_inc(VRQ_STAT_SEL_PREV + pk.dist);
 		if (pk.scaled)
 			stat_inc(VRQ_STAT_SEL_SCALED);
 		stat_inc(VRQ_STAT_DIRECT_IDLE);
@@ -628,34 +797,35 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 }
 
 /*
- * Delayed migration: the tasks placed on @cpu (a waker) have waited out their delay without running.
- * Wake the cold idle CPU the latest of them was meant for, else the nearest idle CPU -- its dispatch
- * reads every queue's head and takes them (one kick: the rest wait for the next) -- and start a new
- * generation, so those tasks are counted as migrated-after-delay, not as run-before-delay.
+ * Delayed migration, the delay ends: the tasks placed on @cpu (a waker) have waited it out without
+ * running (vrq_delay_expired). Wake the scaled idle CPU the latest of them passed over, else the
+ * nearest idle CPU -- its dispatch reads every queue's head and takes them (one kick: the rest wait for
+ * the next) -- and start a new generation, so those tasks are counted as migrated-after-delay, not as
+ * run-before-delay.
  */
-static void delay_expired(s32 cpu)
+static void end_delay(s32 cpu)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	const struct cpumask *near;
 	s64 waiting;
 	s32 idle;
-	u32 lvl;
+	u32 dist;
 
 	if (!cctx)
 		return;
-	cctx->delay_gen++;
-	waiting = __sync_lock_test_and_set(&cctx->delay_pending, 0);
+	cctx->delay.gen++;
+	waiting = __sync_lock_test_and_set(&cctx->delay.pending, 0);
 	if (waiting <= 0)
 		return;
 	/* as the delayed-migration RFC does: migrate to the idle core it was meant for (the task may
 	 * run there, and only there perhaps: its affinity was checked when that CPU was chosen) ... */
-	idle = cctx->delay_cold;
+	idle = cctx->delay.scaled_cpu;
 	if (idle >= 0 && idle < nr_cpus && scx_bpf_test_and_clear_cpu_idle(idle)) {
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	} else {
 		/* ... or, that one busy by now, to the nearest idle CPU */
-		bpf_for(lvl, VRQ_DIST_SMT, VRQ_DIST_ANY) {
-			if (!(near = level_mask(cctx, lvl)))
+		bpf_for(dist, VRQ_DIST_SMT, VRQ_DIST_ANY) {
+			if (!(near = distance_mask(cctx, dist)))
 				continue;
 			idle = scx_bpf_pick_idle_cpu(near, 0);
 			if (idle >= 0) {
@@ -668,27 +838,30 @@ static void delay_expired(s32 cpu)
 }
 
 /*
- * Count a task placed on the waker @cpu. Its delay is checked on that CPU's tick (vrq_tick): a BPF
+ * Delayed migration, the delay starts: count a task placed on the waker @cpu instead of on @scaled_cpu.
+ * Its delay is checked on that CPU's tick (vrq_tick): a BPF
  * timer per placement measured costlier per wake-up (bench/migration-check, docs/measured.md), and a
  * waker that keeps its CPU ticks, while one that sleeps runs the task first.
  */
-static void delay_track(struct task_ctx *tctx, s32 cpu, s32 cold)
+static void start_delay(struct task_ctx *tctx, s32 cpu, s32 scaled_cpu)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 
 	if (!cctx)
 		return;
-	tctx->delay_cpu = cpu;
-	tctx->delay_gen = cctx->delay_gen;
-	cctx->delay_cold = cold;
-	if (__sync_fetch_and_add(&cctx->delay_pending, 1) <= 0)
-		cctx->delay_first_at = scx_bpf_now();
+	tctx->delay.waker = cpu;
+	tctx->delay.gen = cctx->delay.gen;
+	cctx->delay.scaled_cpu = scaled_cpu;
+	if (__sync_fetch_and_add(&cctx->delay.pending, 1) <= 0)
+		cctx->delay.first_at = scx_bpf_now();
 }
 
 /*
- * A task was queued (select_cpu found no idle CPU, or it was not woken through select_cpu). First wake an idle CPU that may run it (it
- * will find the task by scanning the queues); else, on a wake-up, BFS try_preempt: preempt the allowed
- * CPU running the largest priodl if the waking task's is smaller.
+ * Enqueue, last step: a task was queued (select_cpu found no idle CPU, or it was not woken through
+ * select_cpu). First wake an idle CPU that may run it (it will find the task by reading the queue
+ * heads); else, on a wake-up, BFS try_preempt: preempt the allowed CPU running the largest
+ * running_priodl if the waking task's priodl is smaller (or, --preempt-local, this CPU). @sync_wakeup:
+ * the wake.sync hand-off, which never preempts.
  */
 static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
 {
@@ -734,6 +907,55 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
 	}
 }
 
+/*
+ * Ready @p for a queue (enqueue, step 1): refresh its deadline on queue @q (@woken: by its wake-up),
+ * give a woken kernel thread VRQ_PRIO_KERNEL, stamp when it was queued. Returns its priodl.
+ */
+static __always_inline u64 ready_to_queue(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
+{
+	refresh_deadline(p, tctx, q, woken);
+	/*
+	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
+	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
+	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
+	 */
+	if (woken) {
+		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
+		if (tctx->kernel_wakeup)
+			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	}
+	tctx->enq_at = scx_bpf_now();
+	return task_priodl(p, tctx);
+}
+
+/*
+ * Delayed migration (enqueue, step 3): select_cpu placed @p on this, the waker's, fast CPU instead of a
+ * scaled idle one. Take that hand-off; if the task is queued here indeed, count it against the delay
+ * and wake nobody, preempt nobody: the waker usually sleeps first and runs it here; if not, its tick
+ * wakes an idle CPU for it (end_delay). True: placed, nothing more to do.
+ */
+static __always_inline bool hold_for_delay(struct task_ctx *tctx, s32 cpu)
+{
+	s32 scaled_cpu = tctx->delay.scaled_cpu;
+
+	if (scaled_cpu < 0)
+		return false;
+	tctx->delay.scaled_cpu = -1;
+	if (cpu != bpf_get_smp_processor_id())
+		return false;
+	start_delay(tctx, cpu, scaled_cpu);
+	return true;
+}
+
+/*
+ * ops.enqueue: @p must be queued -- select_cpu found no idle CPU, or it was preempted or its slice ended
+ * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
+ * keep its CPU. Steps: take the wake-up hand-off (wake.sync); ready it (ready_to_queue); SCX_ENQ_LAST:
+ * keep it on its CPU (keep_on_cpu); else insert it into its CPU's queue by priodl; delayed migration
+ * (hold_for_delay); a task still running with slice left needs no CPU; else find_cpu_for. Reads
+ * delay.scaled_cpu (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
+ * delay.waker / delay.gen and the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
+ */
 void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -747,51 +969,17 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
-	sync_wakeup = vrq_take_once(&tctx->sync_wakeup);
-	refresh_deadline(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
-	/*
-	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
-	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
-	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
-	 */
-	if (enq_flags & SCX_ENQ_WAKEUP) {
-		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
-		if (tctx->kernel_wakeup)
-			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
-	}
-	priodl = task_priodl(p, tctx);
-	tctx->enq_at = scx_bpf_now();
-
-	/*
-	 * The CPU found nothing better than this task, which it just ran (dispatch compared their
-	 * priodl): keep it there with its renewed slice.
-	 */
+	sync_wakeup = vrq_take_once(&tctx->wake.sync);
+	priodl = ready_to_queue(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	if (enq_flags & SCX_ENQ_LAST) {
-		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
-
-		if (cctx)
-			cctx->running_priodl = priodl;
-		tctx->sticky_cpu = -1;	/* it never left */
+		keep_on_cpu(tctx, cpu_ctx_of(cpu), priodl);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
 		stat_inc(VRQ_STAT_KEEP_LAST);
 		return;
 	}
-
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
-	/*
-	 * Delayed migration (select_cpu placed it on this, the waker's, warm CPU instead of a cold idle
-	 * one): wake nobody and preempt nobody. The waker usually sleeps first and runs it here; if not,
-	 * the delay check wakes an idle CPU for it.
-	 */
-	if (tctx->delay_cold >= 0) {
-		s32 cold = tctx->delay_cold;
-
-		tctx->delay_cold = -1;
-		if (cpu == bpf_get_smp_processor_id()) {
-			delay_track(tctx, cpu, cold);
-			return;
-		}
-	}
+	if (hold_for_delay(tctx, cpu))
+		return;
 	/*
 	 * A task re-queued while it keeps running (its nice or affinity changed mid-slice) needs no other
 	 * CPU: kicking an idle one would only make it reschedule idle->idle (VRQ's resched_best_idle
@@ -811,7 +999,8 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
  */
 #define VRQ_IDLE_RESCUE_MAX 4
 
-static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
+/* Dispatch, step 1: run SCHED_IDLE tasks that waited past the bound; true if any. */
+static bool rescue_starved_idle(s32 cpu, u32 q, u64 now)
 {
 	struct vrq_queue *vq = queue_state(q);
 	struct task_struct *p;
@@ -841,29 +1030,48 @@ static bool dispatch_starved_idle(s32 cpu, u32 q, u64 now)
 	return rescued > 0;
 }
 
-void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
+/* What dispatch found at the heads of the queues (find_best_head). */
+struct best_head {
+	u32 q;			/* the queue whose head has the smallest key (VRQ_NO_QUEUE: none) */
+	u32 dist;		/* its distance from this CPU, which breaks ties */
+	u64 priodl;		/* its key: the head's priodl, later by the sticky offset if it is
+				 * sticky elsewhere */
+	u64 sticky_passed;	/* the smallest priodl among the heads made later as sticky
+				 * ((u64)-1: none) */
+};
+
+/*
+ * BFS sticky tasks: does @head, the head of queue @q, count as later for this CPU of queue @own? When
+ * it is sticky to a CPU of @q (another CPU had to leave it there), unless taking it evens out the two
+ * queues (vrq_sticky_holds).
+ */
+static __always_inline bool sticky_elsewhere(struct task_struct *head, u32 q, u32 own)
 {
-	u32 own = queue_of_cpu(cpu), q, best_q = VRQ_NO_QUEUE, best_dist = VRQ_NR_DIST;
-	u64 best_priodl = 0, now = scx_bpf_now();
-	u64 sticky_raw = (u64)-1;	/* smallest priodl among the sticky heads counted as later */
+	struct task_ctx *hctx;
+
+	if (!sticky_tasks || q == own)
+		return false;
+	hctx = task_ctx_of(head);
+	return hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
+	       vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
+				scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)]);
+}
+
+/*
+ * Dispatch, step 2: the earliest priodl among the queue heads this CPU may run, read without taking any
+ * queue lock (MuQSS's lockless peek); ties go to the nearest queue (enum vrq_distance).
+ */
+static __always_inline void find_best_head(s32 cpu, u32 own, struct best_head *best)
+{
 	struct task_struct *head;
-	bool prev_runnable;
+	u32 q, dist;
+	u64 key;
 
-	if ((u32)cpu >= VRQ_MAX_CPUS)
-		return;
-	refresh_cpu_perf(cpu);
-
-	if (dispatch_starved_idle(cpu, own, now))
-		return;
-
-	/*
-	 * Earliest priodl among the queue heads this CPU may run, read without taking any queue lock;
-	 * ties go to the nearest queue (the search follows the cache-locality order of enum vrq_distance).
-	 */
+	best->q = VRQ_NO_QUEUE;
+	best->dist = VRQ_NR_DIST;
+	best->priodl = 0;
+	best->sticky_passed = (u64)-1;
 	bpf_for(q, 0, nr_queues) {
-		u32 dist, rep;
-		u64 key;
-
 		if (q != own)
 			stat_inc(VRQ_STAT_PEEK);
 		head = __COMPAT_scx_bpf_dsq_peek(q);
@@ -877,88 +1085,127 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 		if (q != own && !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
 			continue;
 		key = head->scx.dsq_vtime;
-		/*
-		 * BFS sticky: a task another CPU had to leave counts as later anywhere but there, unless
-		 * taking it evens out the two queues
-		 */
-		if (sticky_tasks && q != own) {
-			struct task_ctx *hctx = task_ctx_of(head);
-
-			if (hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
-			    vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
-					     scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)])) {
-				if (key < sticky_raw)
-					sticky_raw = key;
-				key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
-			}
+		if (sticky_elsewhere(head, q, own)) {
+			if (key < best->sticky_passed)
+				best->sticky_passed = key;
+			key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
 		}
-		rep = queue_rep_cpu[QUEUE_IDX(q)];
-		dist = cpu_distance(cpu, rep);
-		if (best_q == VRQ_NO_QUEUE || key < best_priodl || (key == best_priodl && dist < best_dist)) {
-			best_q = q;
-			best_priodl = key;
-			best_dist = dist;
+		dist = cpu_distance(cpu, queue_rep_cpu[QUEUE_IDX(q)]);
+		if (best->q == VRQ_NO_QUEUE || key < best->priodl || (key == best->priodl && dist < best->dist)) {
+			best->q = q;
+			best->priodl = key;
+			best->dist = dist;
 		}
 	}
+}
 
-	/*
-	 * The task that just ran is not in any queue yet: it competes with the heads by its own
-	 * (renewed, if its slice is used up) priodl. If it wins, dispatch nothing; the kernel then hands
-	 * it back through enqueue(SCX_ENQ_LAST), which keeps it on this CPU.
-	 */
-	prev_runnable = prev && (prev->scx.flags & SCX_TASK_QUEUED);
-	if (prev_runnable && bpf_cpumask_test_cpu(cpu, prev->cpus_ptr)) {
-		struct task_ctx *pctx = task_ctx_of(prev);
-
-		if (pctx) {
-			u64 prev_priodl;
-
-			/*
-			 * Charge its run first: a slice the slice timer ended is used up only once charged
-			 * (otherwise only the tick charges), and an uncharged one would keep its old deadline
-			 * and win again until the next tick.
-			 */
-			charge_slice(pctx, scx_bpf_now());
-			refresh_deadline(prev, pctx, own, false);
-			prev_priodl = task_priodl(prev, pctx);
-			if (best_q == VRQ_NO_QUEUE || prev_priodl <= best_priodl) {
-				if (sticky_raw < prev_priodl)
-					stat_inc(VRQ_STAT_STICKY_PASSED);
-				return;
-			}
-		}
-	}
-	if (best_q != VRQ_NO_QUEUE && sticky_raw < best_priodl)
+/* A sticky head that would have beaten the task that runs (@winner) counted as later: say so. */
+static __always_inline void count_sticky_passed(const struct best_head *best, u64 winner)
+{
+	if (best->sticky_passed < winner)
 		stat_inc(VRQ_STAT_STICKY_PASSED);
+}
 
-	if (best_q != VRQ_NO_QUEUE) {
-		struct vrq_queue *vq = queue_state(best_q);
-		u64 depth = scx_bpf_dsq_nr_queued(best_q);
+/* The task that just ran is still runnable and may run on this CPU (else: goidle_reason). */
+static __always_inline bool prev_may_stay(s32 cpu, struct task_struct *prev)
+{
+	return prev && (prev->scx.flags & SCX_TASK_QUEUED) && bpf_cpumask_test_cpu(cpu, prev->cpus_ptr);
+}
 
-		vq->nr_queued = depth;
-		if (depth > vq->max_queued)
-			vq->max_queued = depth;
-		/* the upgrade: only now take the chosen queue's lock, to move its first runnable task here */
-		if (scx_bpf_dsq_move_to_local(best_q, 0)) {
-			stat_inc(best_q == own ? VRQ_STAT_DISPATCH_LOCAL : VRQ_STAT_DISPATCH_STEAL);
-			return;
-		}
-		if (best_q != own) {
-			stat_inc(VRQ_STAT_STEAL_FAIL);
-			if (scx_bpf_dsq_move_to_local(own, 0)) {
-				stat_inc(VRQ_STAT_DISPATCH_LOCAL);
-				return;
-			}
-		}
+/*
+ * Dispatch, step 3: the task that just ran is not in any queue yet; it competes with the best head by
+ * its own priodl (vrq_keeps_cpu). Its run is charged first: a slice the slice timer ended is used up
+ * only once charged (otherwise only the tick charges), and an uncharged one would keep its old deadline
+ * and win again until the next tick. Then its deadline is refreshed on this CPU's queue (renewed if its
+ * slice is used up). True: it keeps the CPU (dispatch takes nothing; see keep_on_cpu).
+ */
+static __always_inline bool prev_keeps_cpu(s32 cpu, struct task_struct *prev, u32 own,
+					   const struct best_head *best)
+{
+	struct task_ctx *pctx;
+	u64 priodl;
+
+	if (!prev_may_stay(cpu, prev) || !(pctx = task_ctx_of(prev)))
+		return false;
+	charge_slice(pctx, scx_bpf_now());
+	refresh_deadline(prev, pctx, own, false);
+	priodl = task_priodl(prev, pctx);
+	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl))
+		return false;
+	count_sticky_passed(best, priodl);
+	return true;
+}
+
+/*
+ * Dispatch, step 4, the upgrade of BFS's upgradeable-lock experiment: only now lock the chosen queue, to
+ * move its first task that may run here to this CPU. If another queue's task is gone by then, fall back
+ * to this CPU's own queue. Records the queue's depth for the statistics.
+ */
+static __always_inline bool take_best(u32 own, const struct best_head *best)
+{
+	struct vrq_queue *vq;
+	u64 depth;
+
+	if (best->q == VRQ_NO_QUEUE)
+		return false;
+	vq = queue_state(best->q);
+	depth = scx_bpf_dsq_nr_queued(best->q);
+	vq->nr_queued = depth;
+	if (depth > vq->max_queued)
+		vq->max_queued = depth;
+	if (scx_bpf_dsq_move_to_local(best->q, 0)) {
+		stat_inc(best->q == own ? VRQ_STAT_DISPATCH_LOCAL : VRQ_STAT_DISPATCH_STEAL);
+		return true;
 	}
+	if (best->q == own)
+		return false;
+	stat_inc(VRQ_STAT_STEAL_FAIL);
+	if (scx_bpf_dsq_move_to_local(own, 0)) {
+		stat_inc(VRQ_STAT_DISPATCH_LOCAL);
+		return true;
+	}
+	return false;
+}
 
-	/* Nothing to run here: say why (VRQ's sched_goidle breakdown). */
+/*
+ * Dispatch, step 5: nothing to run here; say why (VRQ's sched_goidle breakdown). A runnable @prev that
+ * may stay but lost to a head that was gone by the take is none of these.
+ */
+static __always_inline void count_goidle(s32 cpu, struct task_struct *prev)
+{
 	if (!prev)
 		stat_inc(VRQ_STAT_GOIDLE_IDLE);
-	else if (!prev_runnable)
+	else if (!(prev->scx.flags & SCX_TASK_QUEUED))
 		stat_inc(VRQ_STAT_GOIDLE_BLOCKED);
 	else if (!bpf_cpumask_test_cpu(cpu, prev->cpus_ptr))
 		stat_inc(VRQ_STAT_GOIDLE_NEEDOTHER);
+}
+
+/*
+ * ops.dispatch: CPU @cpu needs a task (its task blocked, its slice ran out, or it was kicked); @prev is
+ * the task that just ran (NULL if the CPU was idle). Reads every queue's head and @prev's task_ctx;
+ * writes @prev's time_slice / last_charged / deadline (it competes), this CPU's scaled bit, the chosen
+ * queue's depth figures and idle_scan_at of its own.
+ */
+void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u32 own = queue_of_cpu(cpu);
+	u64 now = scx_bpf_now();
+	struct best_head best;
+
+	if ((u32)cpu >= VRQ_MAX_CPUS)
+		return;
+	refresh_cpu_perf(cpu);
+	if (rescue_starved_idle(cpu, own, now))
+		return;
+	find_best_head(cpu, own, &best);
+	if (prev_keeps_cpu(cpu, prev, own, &best))
+		return;
+	if (best.q != VRQ_NO_QUEUE)
+		count_sticky_passed(&best, best.priodl);
+	if (take_best(own, &best))
+		return;
+	count_goidle(cpu, prev);
 }
 
 /* The slice of the run it was armed for is over: make that CPU reschedule, if it is still that run. */
@@ -1000,6 +1247,64 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 		bpf_timer_start(&st->timer, p->scx.slice, BPF_F_TIMER_CPU_PIN);
 }
 
+/* Latency histograms: @p's wait (after a wake-up or a deschedule) ends at @now: it runs. */
+static __always_inline void lat_wait_ends(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+#if VRQ_LAT_HIST
+	if (tctx->lat.wait_since)
+		lat_record(p, tctx->lat.wait_requeue, tctx->lat.wait_since, now);
+	tctx->lat.wait_since = 0;
+	tctx->lat.run_since = now;
+#endif
+}
+
+/* Latency histograms: @p's run ends at @now; still @runnable, it waits from now until it runs again. */
+static __always_inline void lat_run_ends(struct task_struct *p, struct task_ctx *tctx, u64 now, bool runnable)
+{
+#if VRQ_LAT_HIST
+	if (tctx->lat.run_since)
+		lat_record(p, 2, tctx->lat.run_since, now);
+	tctx->lat.run_since = 0;
+	tctx->lat.wait_since = runnable ? now : 0;
+	tctx->lat.wait_requeue = 1;
+#endif
+}
+
+/* Sticky tasks: a task sticky to a CPU runs, there (kept) or elsewhere (stolen); the mark is spent. */
+static __always_inline void sticky_ends(struct task_ctx *tctx, s32 cpu)
+{
+	if (tctx->sticky_cpu < 0)
+		return;
+	stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
+	tctx->sticky_cpu = -1;
+}
+
+/*
+ * Delayed migration: a task placed on a waker runs. Same generation as the waker's: its delay has not
+ * run out yet, so it ran before the delay. (Racing the tick's reset can leave the count one off for a
+ * moment; it only decides whether an expiry wakes an idle CPU, and a task it misses still runs from its
+ * queue like any other.)
+ */
+static __always_inline void delayed_task_runs(struct task_ctx *tctx)
+{
+	struct cpu_ctx *wctx;
+
+	if (tctx->delay.waker < 0)
+		return;
+	wctx = cpu_ctx_of(tctx->delay.waker);
+	if (wctx && wctx->delay.gen == tctx->delay.gen) {
+		__sync_fetch_and_sub(&wctx->delay.pending, 1);
+		stat_inc(VRQ_STAT_DELAY_RAN_BEFORE);
+	}
+	tctx->delay.waker = -1;
+}
+
+/*
+ * ops.running: @p starts on its CPU. Steps: a task taken from another queue moves onto this CPU's clock
+ * (refresh_deadline); start charging (last_charged); its wait ends (latency histograms); the hand-offs
+ * that end with a run end (wake.sync, sticky_cpu, delay.waker / the waker's delay.pending); start the
+ * run (start_run: run_seq, a shrunk slice and its timer) and publish its priodl (running_priodl).
+ */
 void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -1009,39 +1314,16 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 
 	if (!tctx)
 		return;
-	/* a task taken from another queue now lives on this CPU's clock */
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
-#if VRQ_LAT_HIST
-	if (tctx->wait_since)
-		lat_record(p, tctx->wait_requeue, tctx->wait_since, tctx->last_charged);
-	tctx->wait_since = 0;
-	tctx->run_since = tctx->last_charged;
-#endif
-	tctx->sync_wakeup = 0;		/* that wake-up is over, enqueued or not */
-	if (tctx->sticky_cpu >= 0) {
-		stat_inc(tctx->sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
-		tctx->sticky_cpu = -1;
-	}
-	if (tctx->delay_cpu >= 0) {
-		struct cpu_ctx *wctx = cpu_ctx_of(tctx->delay_cpu);
-
-		/*
-		 * Same generation: its delay has not run out yet. (Racing the tick's reset can leave the
-		 * count one off for a moment; it only decides whether an expiry wakes an idle CPU, and a
-		 * task it misses still runs from its queue like any other.)
-		 */
-		if (wctx && wctx->delay_gen == tctx->delay_gen) {
-			__sync_fetch_and_sub(&wctx->delay_pending, 1);
-			stat_inc(VRQ_STAT_DELAY_RAN_BEFORE);
-		}
-		tctx->delay_cpu = -1;
-	}
-	if (cctx) {
+	lat_wait_ends(p, tctx, tctx->last_charged);
+	tctx->wake.sync = 0;		/* that wake-up is over, enqueued or not */
+	sticky_ends(tctx, cpu);
+	delayed_task_runs(tctx);
+	if (cctx)
 		start_run(p, tctx, cpu, cctx, q);
-		cctx->running_priodl = task_priodl(p, tctx);
-	}
+	set_running_priodl(cctx, task_priodl(p, tctx));
 }
 
 /*
@@ -1061,6 +1343,26 @@ static bool anything_waiting(void)
 	return false;
 }
 
+/*
+ * The slice ran out (the kernel reschedules when it reads 0 after the tick) but nothing waits anywhere:
+ * renew it here, with the new deadline BFS would give, instead of a trip through schedule() and
+ * dispatch that could only pick this task again (see keep_on_cpu).
+ */
+static __always_inline void renew_on_tick(struct task_struct *p, struct task_ctx *tctx, struct cpu_ctx *cctx,
+					  u32 q)
+{
+	refresh_deadline(p, tctx, q, false);
+	p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
+	keep_on_cpu(tctx, cctx, task_priodl(p, tctx));
+	stat_inc(VRQ_STAT_SLICE_RENEWED);
+}
+
+/*
+ * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: advance the CPU's queue
+ * clock; charge @p's time_slice; look at the CPU's frequency again (scaled); with delayed migration,
+ * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice
+ * ran out and nothing waits: renew it in place (renew_on_tick).
+ */
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -1068,28 +1370,47 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	u64 now = scx_bpf_now();
 
-	queue_niffies(queue_of_cpu(cpu));
+	advance_niffies(queue_of_cpu(cpu));
 	if (tctx)
 		charge_slice(tctx, now);
 	refresh_cpu_perf(cpu);
-	if (migration_delay_ns && cctx && cctx->delay_pending > 0 &&
-	    vrq_delay_expired(cctx->delay_first_at, now, migration_delay_ns))
-		delay_expired(cpu);
-
-	/*
-	 * The slice ran out (the kernel reschedules when it reads 0 after this callback) but nothing
-	 * waits anywhere: renew it here, with the new deadline BFS would give, instead of a trip
-	 * through schedule() and dispatch that can only pick this task again (keep_last).
-	 */
-	if (tctx && p->scx.slice == 0 && !anything_waiting()) {
-		refresh_deadline(p, tctx, queue_of_cpu(cpu), false);
-		p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
-		if (cctx)
-			cctx->running_priodl = task_priodl(p, tctx);
-		stat_inc(VRQ_STAT_SLICE_RENEWED);
-	}
+	if (migration_delay_ns && cctx && cctx->delay.pending > 0 &&
+	    vrq_delay_expired(cctx->delay.first_at, now, migration_delay_ns))
+		end_delay(cpu);
+	if (tctx && p->scx.slice == 0 && !anything_waiting())
+		renew_on_tick(p, tctx, cctx, queue_of_cpu(cpu));
 }
 
+/*
+ * Going to sleep with its slice used up: the new deadline counts from now, as BFS renews it when the
+ * slice ends, not from the wake-up to come -- renewed then, a task that sleeps often would come back
+ * once per slice with the latest deadline of all and wait behind every hog.
+ */
+static __always_inline void renew_before_sleep(struct task_struct *p, struct task_ctx *tctx, bool runnable)
+{
+	if (!runnable && tctx->queue != VRQ_NO_QUEUE)
+		refresh_deadline(p, tctx, tctx->queue, false);
+}
+
+/*
+ * BFS sticky: a task that leaves this CPU involuntarily (preempted or out of slice), not by yielding, is
+ * sticky to it. The yield hand-off (yielded) is spent either way.
+ */
+static __always_inline void mark_sticky(struct task_struct *p, struct task_ctx *tctx, bool runnable)
+{
+	if (sticky_tasks && runnable && !tctx->yielded) {
+		tctx->sticky_cpu = scx_bpf_task_cpu(p);
+		stat_inc(VRQ_STAT_STICKY_SET);
+	}
+	tctx->yielded = 0;
+}
+
+/*
+ * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
+ * Steps: charge its time_slice; its run ends (latency histograms: lat); asleep with its slice used up:
+ * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
+ * (running_priodl 0).
+ */
 void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
@@ -1099,37 +1420,19 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 now = scx_bpf_now();
 
 		charge_slice(tctx, now);
-#if VRQ_LAT_HIST
-		if (tctx->run_since)
-			lat_record(p, 2, tctx->run_since, now);
-		tctx->run_since = 0;
-		/* still runnable: it waits from now until it runs again */
-		tctx->wait_since = runnable ? now : 0;
-		tctx->wait_requeue = 1;
-#endif
-		/*
-		 * Going to sleep with its slice used up: the new deadline counts from now, as BFS renews it
-		 * when the slice ends, not from the wake-up to come -- renewed then, a task that sleeps often
-		 * would come back once per slice with the latest deadline of all and wait behind every hog.
-		 */
-		if (!runnable && tctx->queue != VRQ_NO_QUEUE)
-			refresh_deadline(p, tctx, tctx->queue, false);
-		/* BFS sticky: it leaves this CPU involuntarily (preempted or out of slice), not by yielding */
-		if (sticky_tasks && runnable && !tctx->yielded) {
-			tctx->sticky_cpu = scx_bpf_task_cpu(p);
-			stat_inc(VRQ_STAT_STICKY_SET);
-		}
-		tctx->yielded = 0;
+		lat_run_ends(p, tctx, now, runnable);
+		renew_before_sleep(p, tctx, runnable);
+		mark_sticky(p, tctx, runnable);
 	}
-	if (cctx)
-		cctx->running_priodl = 0;
+	set_running_priodl(cctx, 0);
 }
 
 /*
- * sched_yield() (BFS yield_type, policy.h). Giving up the CPU is zeroing the kernel's slice: the CPU
- * then dispatches, where the caller competes by its priodl like any task that just ran. Expiring also
- * uses up our own slice, so that competition starts from a new deadline. yield_to() (@to set) is not
- * supported: nothing is done and false tells the kernel so.
+ * ops.yield: sched_yield() (BFS yield_type, policy.h). Giving up the CPU is zeroing the kernel's slice:
+ * the CPU then dispatches, where the caller competes by its priodl like any task that just ran.
+ * Expiring also uses up our own slice (time_slice), so that competition starts from a new deadline.
+ * Writes yielded for the stopping that follows (a yield makes no task sticky). yield_to() (@to set) is
+ * not supported: nothing is done and false tells the kernel so.
  */
 bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 {
@@ -1149,35 +1452,26 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 }
 
 /*
- * A task becomes runnable (woken, or new): its wake-up wait starts (latency histograms); with group
- * accounting, count the group's runnable tasks while this one is runnable.
+ * Latency histograms: @p's wake-up wait begins -- only if no wait is under way, and as a requeued wait
+ * for the running task: runnable also follows a change of a task's nice or affinity (dequeued and
+ * queued again), which continues the wait of a waiting task, and for the running task comes between a
+ * stopping() and a running() -- no wake-up. (Every run still follows one recorded wait.)
  */
-void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
+static __always_inline void lat_wait_begins(struct task_struct *p, struct task_ctx *tctx)
 {
-	struct task_ctx *tctx;
-	s64 one = 1, *n;
-	u32 group;
-
-	if (!(tctx = task_ctx_of(p)))
-		return;
 #if VRQ_LAT_HIST
-	/*
-	 * Only if no wait is under way, and as a requeued wait for the running task: runnable also
-	 * follows a change of a task's nice or affinity (dequeued and queued again), which continues the
-	 * wait of a waiting task, and for the running task comes between a stopping() and a running()
-	 * -- no wake-up. (Every run still follows one recorded wait.)
-	 */
-	if (!tctx->wait_since) {
-		tctx->wait_since = scx_bpf_now();
-		tctx->wait_requeue = scx_bpf_task_running(p);
+	if (!tctx->lat.wait_since) {
+		tctx->lat.wait_since = scx_bpf_now();
+		tctx->lat.wait_requeue = scx_bpf_task_running(p);
 	}
 #endif
-	if (group_mode == VRQ_GROUP_OFF)
-		return;
-	group = group_of(p);
-	tctx->group = group;
-	if (!group)
-		return;
+}
+
+/* Group accounting: one more runnable task in @group (creating its entry for the first one). */
+static __always_inline void group_runnable_inc(u32 group)
+{
+	s64 one = 1, *n;
+
 	n = bpf_map_lookup_elem(&group_runnable, &group);
 	if (n) {
 		__sync_fetch_and_add(n, 1);
@@ -1189,6 +1483,29 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		__sync_fetch_and_add(n, 1);
 }
 
+/*
+ * ops.runnable: @p becomes runnable (woken, or new, or its properties change). Its wake-up wait begins
+ * (lat.wait_since, lat.wait_requeue); with group accounting, it records its group (group) and counts it in
+ * group_runnable while it is runnable (quiescent takes it off).
+ */
+void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx;
+	u32 group;
+
+	if (!(tctx = task_ctx_of(p)))
+		return;
+	lat_wait_begins(p, tctx);
+	if (group_mode == VRQ_GROUP_OFF)
+		return;
+	group = group_of(p);
+	tctx->group = group;
+	if (group)
+		group_runnable_inc(group);
+}
+
+/* ops.quiescent: @p is no longer runnable (it sleeps, or leaves). Group accounting: one fewer in its
+ * group. */
 void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx;
@@ -1222,6 +1539,11 @@ static u32 fork_depth_of(struct task_struct *p)
 	return depth;
 }
 
+/*
+ * ops.init_task: @p enters the scheduler (forked, or already there when it loads). Creates its task_ctx:
+ * a used-up slice, so that its first enqueue gives it a deadline from now; on no queue's clock yet;
+ * no hand-off under way; its fork depth (--fork-depth-penalty).
+ */
 s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct task_ctx *tctx;
@@ -1234,14 +1556,14 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->deadline = 0;
 	tctx->queue = VRQ_NO_QUEUE;
 	tctx->fork_depth = fork_depth_of(p);
-	tctx->delay_cpu = -1;
-	tctx->delay_cold = -1;
+	tctx->delay.waker = -1;
+	tctx->delay.scaled_cpu = -1;
 	tctx->sticky_cpu = -1;
 	return 0;
 }
 
-/* Build a cpumask of the CPUs within @level of @cpu (VRQ_NR_DIST: all, above: none) into *@slot. */
-static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot)
+/* Build a cpumask of the CPUs within distance @dist of @cpu (VRQ_NR_DIST: all, above: none) into *@slot. */
+static s32 build_distance_mask(u32 cpu, u32 dist, struct bpf_cpumask __kptr **slot)
 {
 	struct bpf_cpumask *mask, *old;
 	u32 other;
@@ -1252,8 +1574,8 @@ static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot
 	bpf_for(other, 0, nr_cpus) {
 		if (other >= VRQ_MAX_CPUS || cpu >= VRQ_MAX_CPUS)
 			break;
-		if (level == VRQ_NR_DIST ||
-		    (level < VRQ_NR_DIST && cpu_distance(cpu, other) <= level))
+		if (dist == VRQ_NR_DIST ||
+		    (dist < VRQ_NR_DIST && cpu_distance(cpu, other) <= dist))
 			bpf_cpumask_set_cpu(other, mask);
 	}
 	old = bpf_kptr_xchg(slot, mask);
@@ -1262,7 +1584,7 @@ static s32 build_level_mask(u32 cpu, u32 level, struct bpf_cpumask __kptr **slot
 	return 0;
 }
 
-/* Every CPU starts as non-scaled; each corrects its own bit when it next ticks or looks for work. */
+/* Every CPU starts as fast; each corrects its own bit when it next ticks or looks for work. */
 static s32 init_perf_masks(void)
 {
 	struct perf_masks *pm;
@@ -1273,9 +1595,9 @@ static s32 init_perf_masks(void)
 		return 0;
 	if (!(pm = bpf_map_lookup_elem(&perf_masks, &zero)))
 		return -ENOENT;
-	if ((err = build_level_mask(0, VRQ_NR_DIST, &pm->fast)))
+	if ((err = build_distance_mask(0, VRQ_NR_DIST, &pm->fast)))
 		return err;
-	return build_level_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no level: empty */
+	return build_distance_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no distance: empty */
 }
 
 static s32 init_slice_timers(void)
@@ -1296,17 +1618,11 @@ static s32 init_slice_timers(void)
 	return 0;
 }
 
-s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
+/* Which queue each CPU uses; queue ids are dense from 0 (the loader numbers LLCs densely). */
+static s32 map_cpus_to_queues(void)
 {
 	u32 cpu, q;
-	s32 err;
 
-	if (nr_cpus > VRQ_MAX_CPUS || nr_cpus > scx_bpf_nr_cpu_ids()) {
-		scx_bpf_error("nr_cpus %u out of range", nr_cpus);
-		return -EINVAL;
-	}
-
-	/* Which queue each CPU uses; queue ids are dense from 0 (the loader numbers LLCs densely). */
 	nr_queues = 0;
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu >= VRQ_MAX_CPUS)
@@ -1325,7 +1641,46 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 		if (q + 1 > nr_queues)
 			nr_queues = q + 1;
 	}
+	return 0;
+}
 
+/* Each CPU's masks of the CPUs within each distance, and its scratch mask. */
+static s32 init_cpu_masks(void)
+{
+	u32 cpu;
+	s32 err;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+		if (!cctx)
+			return -ENOENT;
+		if ((err = build_distance_mask(cpu, VRQ_DIST_SMT, &cctx->smt)) ||
+		    (err = build_distance_mask(cpu, VRQ_DIST_LLC, &cctx->llc)) ||
+		    (err = build_distance_mask(cpu, VRQ_DIST_PKG, &cctx->pkg)) ||
+		    (err = build_distance_mask(cpu, VRQ_DIST_NODE, &cctx->node)) ||
+		    (err = build_distance_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * ops.init: the scheduler loads. Maps CPUs to queues (cpu_queue, queue_rep_cpu, queue_nr_cpus,
+ * nr_queues), creates one DSQ per queue, builds every CPU's masks, the fast / scaled masks and the
+ * slice timers.
+ */
+s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
+{
+	u32 q;
+	s32 err;
+
+	if (nr_cpus > VRQ_MAX_CPUS || nr_cpus > scx_bpf_nr_cpu_ids()) {
+		scx_bpf_error("nr_cpus %u out of range", nr_cpus);
+		return -EINVAL;
+	}
+	if ((err = map_cpus_to_queues()))
+		return err;
 	bpf_for(q, 0, nr_queues) {
 		err = scx_bpf_create_dsq(q, -1);
 		if (err) {
@@ -1333,20 +1688,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 			return err;
 		}
 	}
-
-	bpf_for(cpu, 0, nr_cpus) {
-		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
-
-		if (!cctx)
-			return -ENOENT;
-		if ((err = build_level_mask(cpu, VRQ_DIST_SMT, &cctx->smt)) ||
-		    (err = build_level_mask(cpu, VRQ_DIST_LLC, &cctx->llc)) ||
-		    (err = build_level_mask(cpu, VRQ_DIST_PKG, &cctx->pkg)) ||
-		    (err = build_level_mask(cpu, VRQ_DIST_NODE, &cctx->node)) ||
-		    (err = build_level_mask(cpu, VRQ_NR_DIST, &cctx->tmp)))
-			return err;
-	}
-	if ((err = init_perf_masks()) || (err = init_slice_timers()))
+	if ((err = init_cpu_masks()) || (err = init_perf_masks()) || (err = init_slice_timers()))
 		return err;
 	return 0;
 }

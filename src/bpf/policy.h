@@ -7,12 +7,15 @@
  *   - the deadline formula ............ vrq_prio_ratio(), vrq_deadline(); when: vrq_renew_deadline()
  *   - priodl .......................... vrq_priodl()
  *   - task priority classes ........... vrq_task_prio() (kernel threads' wake-ups first)
+ *   - keeping the CPU, preemption ..... vrq_keeps_cpu(), vrq_may_preempt(), vrq_should_preempt(),
+ *                                        vrq_preempt_local()
  *   - select_cpu -> enqueue hand-off .. vrq_take_once()
  *   - slice under long queues ......... vrq_effective_slice() (the floor that gives way), vrq_task_slice()
  *   - CPU-selection / locality order .. vrq_select_step() (VRQ's best_mask_cpu, frequency-aware),
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
- *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired()
+ *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired() (has the delay run
+ *                                        out? main.bpf.c's end_delay() acts on it)
  *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl(), vrq_sticky_holds()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
@@ -183,6 +186,16 @@ static __always_inline int vrq_may_preempt(u32 policy, int sync_wakeup)
 static __always_inline int vrq_should_preempt(u64 waking_priodl, u64 running_priodl)
 {
 	return running_priodl && waking_priodl < running_priodl;
+}
+
+/*
+ * Does the task that just ran keep its CPU (dispatch)? It is in no queue while it runs, so it competes
+ * with the best head this CPU could take (@any_head) by its own priodl, refreshed as dispatch does: it
+ * keeps the CPU when no head is earlier. A tie keeps it: taking the head would buy nothing but a switch.
+ */
+static __always_inline int vrq_keeps_cpu(u64 priodl, int any_head, u64 best_head_priodl)
+{
+	return !any_head || priodl <= best_head_priodl;
 }
 
 /*
@@ -370,8 +383,8 @@ static __always_inline u32 vrq_cpu_distance(u32 a, const struct vrq_cpu_topo *ta
 /*
  * Frequency scaling (VRQ's "scaled" CPUs). @perf is the CPU's current performance relative to its
  * maximum (VRQ_PERF_ONE = full speed), as scx_bpf_cpuperf_cur() reports it; --freq-threshold is a
- * percentage of that maximum below which the CPU counts as scaled (cold). 0 turns the notion off:
- * every CPU is then non-scaled.
+ * percentage of that maximum below which the CPU counts as scaled; every other CPU is fast. 0 turns
+ * the notion off: every CPU is then fast.
  */
 static __always_inline int vrq_cpu_scaled(u32 perf, u32 threshold_pct)
 {
@@ -381,51 +394,51 @@ static __always_inline int vrq_cpu_scaled(u32 perf, u32 threshold_pct)
 /* Which CPUs a selection step accepts, by frequency state. */
 enum vrq_perf_class {
 	VRQ_PERF_ANY	= 0,	/* scaled or not */
-	VRQ_PERF_FAST	= 1,	/* non-scaled only */
+	VRQ_PERF_FAST	= 1,	/* fast (not scaled) only */
 	VRQ_PERF_SCALED	= 2,	/* scaled only */
 };
 
 /*
  * VRQ's CPU-selection order (best_mask_cpu), one step at a time: step @i searches the idle
- * CPUs within distance *@level of the task's previous CPU whose frequency state is *@perf. Returns 0
+ * CPUs within distance *@dist of the task's previous CPU whose frequency state is *@perf. Returns 0
  * past the last step. With frequency awareness on:
- *    1 non-scaled same CPU   2 non-scaled SMT sibling   3 non-scaled LLC
+ *    1 fast same CPU         2 fast SMT sibling         3 fast LLC
  *    4 scaled same CPU       5 scaled SMT sibling       6 scaled LLC
- *    7 non-scaled package    8 non-scaled node
+ *    7 fast package          8 fast node
  *    9 scaled package       10 scaled node             11 any allowed CPU
- * Off, the frequency split disappears: same CPU, SMT, LLC, package, node, any. Levels are inclusive
- * (distance <= level), so a later step never misses what an earlier one would have found.
+ * Off, the frequency split disappears: same CPU, SMT, LLC, package, node, any. Steps are inclusive
+ * (every CPU within the distance), so a later step never misses what an earlier one would have found.
  */
 #define VRQ_SELECT_MAX_STEPS 11
 
-static __always_inline int vrq_select_step(u32 i, int freq_aware, u32 *level, u32 *perf)
+static __always_inline int vrq_select_step(u32 i, int freq_aware, u32 *dist, u32 *perf)
 {
 	if (!freq_aware) {
 		if (i > VRQ_DIST_ANY)
 			return 0;
-		*level = i;
+		*dist = i;
 		*perf = VRQ_PERF_ANY;
 		return 1;
 	}
 	switch (i) {
-	case 0: case 1: case 2:		/* non-scaled same CPU, SMT, LLC */
-		*level = VRQ_DIST_SAME + i;
+	case 0: case 1: case 2:		/* fast same CPU, SMT, LLC */
+		*dist = VRQ_DIST_SAME + i;
 		*perf = VRQ_PERF_FAST;
 		return 1;
 	case 3: case 4: case 5:		/* scaled same CPU, SMT, LLC */
-		*level = VRQ_DIST_SAME + (i - 3);
+		*dist = VRQ_DIST_SAME + (i - 3);
 		*perf = VRQ_PERF_SCALED;
 		return 1;
-	case 6: case 7:			/* non-scaled package, node */
-		*level = VRQ_DIST_PKG + (i - 6);
+	case 6: case 7:			/* fast package, node */
+		*dist = VRQ_DIST_PKG + (i - 6);
 		*perf = VRQ_PERF_FAST;
 		return 1;
 	case 8: case 9:			/* scaled package, node */
-		*level = VRQ_DIST_PKG + (i - 8);
+		*dist = VRQ_DIST_PKG + (i - 8);
 		*perf = VRQ_PERF_SCALED;
 		return 1;
 	case 10:			/* everything allowed */
-		*level = VRQ_DIST_ANY;
+		*dist = VRQ_DIST_ANY;
 		*perf = VRQ_PERF_ANY;
 		return 1;
 	default:
@@ -435,11 +448,11 @@ static __always_inline int vrq_select_step(u32 i, int freq_aware, u32 *level, u3
 
 /*
  * Delayed migration (the delayed-thread-migration RFC, against frequency inversion): when the idle CPU
- * the order above would take is a scaled (cold) one, a woken or forked task is placed on the waker's
- * CPU instead -- if that CPU is warm, may run the task and is not the cold one -- and an idle CPU is
- * woken for it only if it has not started running within --migration-delay-us. The common case it wins:
- * the waker is about to sleep (fork then wait, a pipe round trip), and the task runs at once on the
- * warm core.
+ * the order above would take is a scaled one (the RFC's low-frequency core), a woken or forked task is
+ * placed on the waker's CPU instead -- if that CPU is fast, may run the task and is not the scaled one
+ * -- and an idle CPU is woken for it only if it has not started running within --migration-delay-us.
+ * The common case it wins: the waker is about to sleep (fork then wait, a pipe round trip), and the
+ * task runs at once on the fast core.
  */
 static __always_inline int vrq_delay_placement(u64 delay_ns, int found_scaled_idle, int waker_scaled,
 					       int waker_allowed, int waker_is_target)
@@ -464,7 +477,7 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
 static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed, int waker_scaled,
 					    u64 waker_local_queued, u64 waker_queue_waiting)
 {
-	/* never onto a frequency-scaled (cold) CPU: placement there is --freq-threshold's to decide */
+	/* never onto a scaled CPU: placement there is --freq-threshold's to decide */
 	return enabled && sync_wakeup && waker_allowed && !waker_scaled && !waker_local_queued &&
 	       !waker_queue_waiting;
 }
