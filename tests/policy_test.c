@@ -103,20 +103,20 @@ static void test_effective_slice(void)
 	u32 why = 99;
 
 	/* short queues keep rr_interval exactly */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 300, 2, NULL) == MS(6));	/* 150 * 6 ms < 1 s */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 300, 2, NULL) == MS(6));	/* 150 * 6 ms < 1 s */
 	/* 1000 queued on 2 CPUs: 500 per CPU, 1 s / 500 = 2 ms */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 1000, 2, &why) == MS(2) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 1000, 2, &why) == MS(2) && why == VRQ_SLICE_FIT_ROUND);
 	/* 10,000 runnable on 2 CPUs: floor at the minimum slice; round = 5000 * 250 us = 1.25 s */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
-	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), 0, 10000, 2, NULL) < MS(10000));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(5000 * vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 10000, 2, NULL) < MS(10000));
 	/* never longer than rr_interval, even with a min slice above it */
-	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), 0, 1000, 1, &why) == MS(1) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 1000, 0, NULL) == US(1000));	/* 0 CPUs = 1 */
+	CHECK(vrq_effective_slice(MS(1), MS(2), MS(10), VRQ_RATE_ONE, 1000, 1, &why) == MS(1) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 1000, 0, NULL) == US(1000));	/* 0 CPUs = 1 */
 	/* kernel threads keep rr_interval however long the queue; user tasks get the shrunk slice */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10000, 2, 0, NULL) == US(250));
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 10, 2, 0, NULL) == MS(6));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 10000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 10000, 2, 0, NULL) == US(250));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 10, 2, 0, NULL) == MS(6));
 }
 
 /*
@@ -131,65 +131,94 @@ static void test_floor_gives_way(void)
 
 	CHECK(VRQ_SAFE_ROUND_NS == MS(5000));
 	/* 20,000 per CPU x 250 us = 5 s exactly: the floor still holds */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 40000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 40000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
 	/* one more task per CPU and it gives way */
-	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, 40002, 2, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 40002, 2, &why);
 	CHECK(slice < US(250) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	CHECK(20001 * slice <= VRQ_SAFE_ROUND_NS);
 	/* the 100,000 threads on 2 CPUs */
-	slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, 100000, 2, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 100000, 2, &why);
 	CHECK(slice == US(100) && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* at every count the floor can hold, the round is within the safe round */
 	for (n = 2; n <= 2 * VRQ_SAFE_ROUND_NS / VRQ_SLICE_TIMER_MIN_NS; n = n * 3 / 2 + 1) {
-		slice = vrq_effective_slice(MS(6), US(250), MS(1000), 0, n, 2, &why);
+		slice = vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, n, 2, &why);
 		CHECK((n / 2) * slice <= VRQ_SAFE_ROUND_NS || why == VRQ_SLICE_FULL);
 		CHECK(slice >= VRQ_SLICE_TIMER_MIN_NS);
 	}
 	/* past 100,000 per CPU not even the shortest slice holds the round: it stays at that minimum */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 200000, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 200000, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
 	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 200002, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 200002, 2, &why) == VRQ_SLICE_TIMER_MIN_NS &&
 	      why == VRQ_SLICE_ROUND_OVER);
 	/* a longer --max-round-ms than the floor's round still never passes the safe round */
-	slice = vrq_effective_slice(MS(6), US(250), MS(5000), 0, 100000, 1, &why);
+	slice = vrq_effective_slice(MS(6), US(250), MS(5000), VRQ_RATE_ONE, 100000, 1, &why);
 	CHECK(100000 * slice <= VRQ_SAFE_ROUND_NS && why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* kernel threads still keep rr_interval at any count */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 0, 1000000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), VRQ_RATE_ONE, 1000000, 2, 1, &why) == MS(6) && why == VRQ_SLICE_FULL);
 }
 
 /*
- * Target latency: the slice shrinks so that the runnable tasks per CPU each get one within the target,
- * down to target / 8; the long-queue rules take over beyond that.
+ * Target latency: while tasks wait, the queues' clock runs faster so that the runnable tasks per CPU
+ * each get a turn (rr_interval of clock time) within the target, down to turns of target / 8; the
+ * long-queue rules take over beyond that. Deadline offsets stay rr_interval's in clock time.
  */
 static void test_target_latency(void)
 {
 	u32 why = 99;
+	u64 r;
 
-	/* off: BFS */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 0, 4, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	/* one task per CPU: running alone, nothing waits: the full slice */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	/* 4 waiting on 2 CPUs: 3 runnable per CPU, 6 ms / 3 = 2 ms */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 4, 2, &why) == MS(2) && why == VRQ_SLICE_TARGET);
-	/* 1 waiting on 2 CPUs counts as one more per CPU (it waits on one of them): 6 / 2 = 3 ms */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 1, 2, &why) == MS(3) && why == VRQ_SLICE_TARGET);
-	/* 100 waiting: floored at 6 ms / 8 = 750 us */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 100, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
-	/* nothing waits: a lone task keeps rr_interval whatever the target */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(3), 0, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(3), 1, 2, &why) == US(1500) && why == VRQ_SLICE_TARGET);
+	/* off, or nothing waits: real time */
+	CHECK(vrq_clock_rate(MS(6), 0, 4, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(6), 0, 2) == VRQ_RATE_ONE);
+	/* 4 waiting on 2 CPUs: 3 runnable per CPU, 3 x 6 ms / 6 ms: the clock runs 3x, turns of 2 ms */
+	r = vrq_clock_rate(MS(6), MS(6), 4, 2);
+	CHECK(r == 3 * VRQ_RATE_ONE);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 4, 2, &why) == MS(2) && why == VRQ_SLICE_TARGET);
+	/* 1 waiting on 2 CPUs counts as one more per CPU: turns of 3 ms */
+	r = vrq_clock_rate(MS(6), MS(6), 1, 2);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 1, 2, &why) == MS(3) && why == VRQ_SLICE_TARGET);
+	/* 100 waiting: capped at 8x, turns of 6 ms / 8 = 750 us */
+	r = vrq_clock_rate(MS(6), MS(6), 100, 2);
+	CHECK(r == 8 * VRQ_RATE_ONE);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 100, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	/* target 3 ms, 3 runnable per CPU: 6x, turns of 1 ms; the cap is 16x (turns of 375 us) */
+	CHECK(vrq_clock_rate(MS(6), MS(3), 4, 2) == 6 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(3), 1000, 2) == 16 * VRQ_RATE_ONE);
+	/* a queue with nothing waiting keeps rr_interval whatever the rate (nothing waits there) */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 6 * VRQ_RATE_ONE, 0, 2, &why) == MS(6) &&
+	      why == VRQ_SLICE_FULL);
 	/* a target above what the queue needs changes nothing */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(100), 4, 2, &why) == MS(6) && why == VRQ_SLICE_FULL);
+	CHECK(vrq_clock_rate(MS(6), MS(100), 4, 2) == VRQ_RATE_ONE);
 	/* long queues: the round rule takes over below the target's floor, as before */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 100000, 2, &why) == US(100) &&
+	r = vrq_clock_rate(MS(6), MS(6), 10000, 2);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
+	r = vrq_clock_rate(MS(6), MS(6), 100000, 2);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 100000, 2, &why) == US(100) &&
 	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* continuous where the rules meet: 1,333 per CPU x 750 us = 1 s */
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 2666, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), MS(6), 2800, 2, &why) == MS(1000) / 1400 &&
+	r = vrq_clock_rate(MS(6), MS(6), 2666, 2);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 2666, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 2800, 2, &why) == MS(1000) / 1400 &&
 	      why == VRQ_SLICE_FIT_ROUND);
 	/* kernel threads keep rr_interval */
-	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), MS(6), 4, 2, 1, NULL) == MS(6));
+	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 3 * VRQ_RATE_ONE, 4, 2, 1, NULL) == MS(6));
+	/* huge queues do not overflow the rate */
+	CHECK(vrq_clock_rate(MS(1000), MS(1), ~0ULL / 2, 1) == 8 * 1000 * VRQ_RATE_ONE);
+
+	/* the offset's slice, in clock time: rr_interval for a shortened turn, a lone task, a kernel
+	 * thread alike; the slice itself at real time and for the long-queue rules' shorter turns */
+	CHECK(vrq_offset_slice(MS(2), MS(6), 3 * VRQ_RATE_ONE) == MS(6));
+	CHECK(vrq_offset_slice(MS(6), MS(6), 3 * VRQ_RATE_ONE) == MS(6));
+	CHECK(vrq_offset_slice(MS(6), MS(6), VRQ_RATE_ONE) == MS(6));
+	CHECK(vrq_offset_slice(US(250), MS(6), VRQ_RATE_ONE) == US(250));
+	CHECK(vrq_offset_slice(US(250), MS(6), 8 * VRQ_RATE_ONE) == MS(2));
+
+	/* the clock: real time plus what it gained, banked and since the mark */
+	CHECK(vrq_clock_now(MS(10), 0, 0, VRQ_RATE_ONE) == MS(10));
+	CHECK(vrq_clock_now(MS(10), MS(4), MS(5), VRQ_RATE_ONE) == MS(15));
+	CHECK(vrq_clock_now(MS(10), MS(4), MS(5), 3 * VRQ_RATE_ONE) == MS(10) + MS(5) + 2 * MS(6));
+	/* a reader that sees a mark later than its own now (an update raced it) gains nothing since */
+	CHECK(vrq_clock_now(MS(10), MS(11), MS(5), 3 * VRQ_RATE_ONE) == MS(15));
 }
 
 /* Wake-up credit: only on a wake-up, only with slice left, as a share of the deadline offset. */
@@ -348,6 +377,33 @@ static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound
 	for (i = 0; i < n; i++)
 		total += t[i].runtime;
 	return (double)t[0].runtime / (double)total;
+}
+
+/*
+ * The target latency's faster clock keeps nice's shares: turns of rr_interval / rate with offsets in
+ * clock time give the shares of BFS at rr_interval (with offsets kept in real time, nice 0 : nice 10
+ * went from 8:1 to 35:1 in the guest).
+ */
+static void test_simulated_shares_at_rate(void)
+{
+	struct sim_task t[2];
+	double base, fast;
+	u64 rate;
+
+	memset(t, 0, sizeof(t));
+	t[1].nice = 10;
+	sim_run(t, 2, MS(6), US(100), MS(120000), 0);
+	base = (double)t[1].runtime / (double)(t[0].runtime + t[1].runtime);
+	for (rate = 2 * VRQ_RATE_ONE; rate <= 16 * VRQ_RATE_ONE; rate *= 2) {
+		memset(t, 0, sizeof(t));
+		t[1].nice = 10;
+		sim_run_at_rate(t, 2, MS(6), US(100), MS(120000), 0, rate);
+		fast = (double)t[1].runtime / (double)(t[0].runtime + t[1].runtime);
+		CHECK(fast > base * 0.85 && fast < base * 1.15);
+		if (!(fast > base * 0.85 && fast < base * 1.15))
+			printf("  nice-10 share at rate %llu/1024: %.4f vs %.4f in real time\n",
+			       (unsigned long long)rate, fast, base);
+	}
 }
 
 static void test_simulated_shares(void)
@@ -567,6 +623,7 @@ int main(void)
 	test_sticky_claim_lapses();
 	test_hist_bucket();
 	test_simulated_shares();
+	test_simulated_shares_at_rate();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -25,30 +25,35 @@ struct sim_task {
 };
 
 /*
- * Run @n tasks for @duration_ns with ticks every @tick_ns and slice @rr_ns; idle-priority tasks are
- * run once after waiting @idle_bound_ns (0: never). Fills each task's runtime.
+ * Run @n tasks for @duration_ns with ticks every @tick_ns and slice @rr_ns, the queue's clock at @rate
+ * (VRQ_RATE_ONE: real time; sim_run); idle-priority tasks are run once after waiting @idle_bound_ns
+ * (0: never). Fills each task's runtime.
  */
-static inline void sim_run(struct sim_task *t, int n, u64 rr_ns, u64 tick_ns, u64 duration_ns,
-			   u64 idle_bound_ns)
+static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tick_ns, u64 duration_ns,
+				   u64 idle_bound_ns, u64 rate)
 {
 	u64 now = 0, waiting_since[SIM_MAX_TASKS] = { 0 };
+	/* the target latency's faster queue clock (policy.h, rule 1): shorter turns, offsets in clock time */
+	u64 slice_ns = rate > VRQ_RATE_ONE ? rr_ns * VRQ_RATE_ONE / rate : rr_ns;
+	u64 offset_slice_ns = vrq_offset_slice(slice_ns, rr_ns, rate);
 	int cur = -1, i;
 
 	/* every task is enqueued at 0 with a used-up slice (vrq_init_task): first deadline from now */
 	for (i = 0; i < n; i++) {
-		t[i].time_slice = (s64)rr_ns;
-		t[i].deadline = vrq_deadline(0, t[i].nice, rr_ns);
+		t[i].time_slice = (s64)slice_ns;
+		t[i].deadline = vrq_deadline(0, t[i].nice, offset_slice_ns);
 		t[i].runtime = 0;
 	}
 	while (now < duration_ns) {
+		u64 clock = vrq_clock_now(now, 0, 0, rate);
 		int best = -1;
 		u64 best_key = 0;
 
 		/* the task that ran is refreshed (refresh_deadline on prev); queued ones keep theirs */
-		if (cur >= 0 && (vrq_slice_expired(t[cur].time_slice, rr_ns) ||
-				 vrq_deadline_expired(t[cur].deadline, now))) {
-			t[cur].time_slice = (s64)rr_ns;
-			t[cur].deadline = vrq_deadline(now, t[cur].nice, rr_ns);
+		if (cur >= 0 && (vrq_slice_expired(t[cur].time_slice, slice_ns) ||
+				 vrq_deadline_expired(t[cur].deadline, clock))) {
+			t[cur].time_slice = (s64)slice_ns;
+			t[cur].deadline = vrq_deadline(clock, t[cur].nice, offset_slice_ns);
 		}
 		for (i = 0; i < n; i++) {
 			u64 key = vrq_priodl(vrq_task_prio(t[i].policy, 0, 0), t[i].deadline);
@@ -74,6 +79,12 @@ static inline void sim_run(struct sim_task *t, int n, u64 rr_ns, u64 tick_ns, u6
 			t[cur].time_slice -= (s64)tick_ns;
 		} while (t[cur].time_slice > 0 && now < duration_ns);
 	}
+}
+
+static inline void sim_run(struct sim_task *t, int n, u64 rr_ns, u64 tick_ns, u64 duration_ns,
+			   u64 idle_bound_ns)
+{
+	sim_run_at_rate(t, n, rr_ns, tick_ns, duration_ns, idle_bound_ns, VRQ_RATE_ONE);
 }
 
 #endif /* __VRQ_SIM_H */

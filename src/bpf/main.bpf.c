@@ -19,15 +19,15 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-/* Knobs, set by the loader before load (see src/main.rs for their flags and defaults). */
+/* Knobs, set by the loader before load (src/cli.rs: their flags; the defaults here are the same). */
 const volatile u32 queue_mode = VRQ_QUEUE_LLC;
 const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
-const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
-const volatile u32 wake_credit_pct = 0;		/* 0: off (BFS: a passed deadline renews from now) */
-const volatile bool sync_handoff = false;	/* run a sync wake-up's wakee on the waker's CPU */
-const volatile bool preempt_local = false;	/* preempt the CPU handling the wake-up when it may */
+const volatile u64 target_latency_ns = 3ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS: rr_interval however many wait) */
+const volatile u32 wake_credit_pct = 50;		/* 0: off (BFS: a passed deadline renews from now) */
+const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
+const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_mode = VRQ_GROUP_OFF;
@@ -45,6 +45,23 @@ u32 queue_nr_cpus[VRQ_MAX_QUEUES];
 u32 nr_queues;
 
 struct vrq_queue queues[VRQ_MAX_QUEUES];
+
+/*
+ * The clock the queues' niffies follow: real time, or faster while --target-latency-ms shortens turns
+ * (policy.h: vrq_clock_rate, vrq_clock_now). One for all queues, so that deadlines on different queues
+ * stay comparable. Updated by the tick (clock_update); read lock-free: a reader racing an update can
+ * see the clock a moment behind, which the queues' monotonic niffies absorb.
+ */
+u64 clock_mark;			/* real time of the last update */
+u64 clock_ahead;		/* how far the clock had run ahead of real time by then */
+u64 clock_rate = VRQ_RATE_ONE;	/* its rate since then */
+/*
+ * clock_update's count of waiting tasks. In global memory, not on the stack: a sum carried on the stack
+ * through the loop over queues has a new range at every iteration, so the verifier could never see the
+ * loop converge (the program was refused, E2BIG); a global reads back as any value.
+ */
+u64 clock_waiting;
+#define CLOCK_UPDATE_NS VRQ_NSEC_PER_MSEC
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -318,9 +335,37 @@ static __always_inline u32 cpu_distance(u32 a, u32 b)
 static __always_inline u64 advance_niffies(u32 q)
 {
 	struct vrq_queue *vq = queue_state(q);
+	u64 now = scx_bpf_now();
 
-	vq->niffies = vrq_niffies_advance(vq->niffies, scx_bpf_now());
+	if (target_latency_ns)
+		now = vrq_clock_now(now, clock_mark, clock_ahead, clock_rate);
+	vq->niffies = vrq_niffies_advance(vq->niffies, now);
 	return vq->niffies;
+}
+
+/*
+ * The tick's update of the queues' clock (once per CLOCK_UPDATE_NS, by whichever CPU gets there first):
+ * bank what it gained at the old rate, then set the rate from how many tasks wait now.
+ */
+static void clock_update(u64 now)
+{
+	u64 mark = clock_mark, rate = clock_rate;
+	u32 q;
+
+	if ((s64)(now - mark) < (s64)CLOCK_UPDATE_NS)
+		return;
+	if (__sync_val_compare_and_swap(&clock_mark, mark, now) != mark)
+		return;
+	if (rate > VRQ_RATE_ONE)
+		__sync_fetch_and_add(&clock_ahead, (now - mark) * (rate - VRQ_RATE_ONE) / VRQ_RATE_ONE);
+	clock_waiting = 0;
+	bpf_for(q, 0, nr_queues) {
+		s32 n = scx_bpf_dsq_nr_queued(q);
+
+		if (n > 0)
+			clock_waiting += n;
+	}
+	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns, clock_waiting, nr_cpus);
 }
 
 static __always_inline s32 task_nice(const struct task_struct *p)
@@ -340,12 +385,12 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
 }
 
 /*
- * The slice a task gets on queue @q as long as it is now (policy.h: vrq_task_slice); @why (may be NULL)
- * gets the rule that gave it.
+ * The slice a task gets on queue @q as long as it is now, with the queues' clock at @rate (policy.h:
+ * vrq_task_slice); @why (may be NULL) gets the rule that gave it.
  */
-static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u32 *why)
+static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u64 rate, u32 *why)
 {
-	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, target_latency_ns, scx_bpf_dsq_nr_queued(q),
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, scx_bpf_dsq_nr_queued(q),
 			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
 }
 
@@ -422,11 +467,13 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
  * the fork-depth penalty.
  */
 static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
-						  u64 slice, bool woken)
+						  u64 slice, u64 rate, bool woken)
 {
 	u64 group_n = group_runnable_of(tctx->group);
 	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-	u64 offset = vrq_group_deadline(0, task_nice(p), slice, group_n * depth_n);
+	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
+	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
+					group_n * depth_n);
 	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
@@ -462,15 +509,15 @@ static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
  */
 static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
-	u64 niffies = advance_niffies(q);
+	u64 niffies = advance_niffies(q), rate = clock_rate;
 	u32 slice_rule;
 	u64 slice;
 
 	rebase_deadline(tctx, q, niffies);
-	slice = task_slice(p, q, &slice_rule);
+	slice = task_slice(p, q, rate, &slice_rule);
 	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		count_slice_rule(slice, slice_rule);
-		new_deadline_from_now(p, tctx, niffies, slice, woken);
+		new_deadline_from_now(p, tctx, niffies, slice, rate, woken);
 	} else {
 		fit_slice(tctx, slice);
 	}
@@ -1234,7 +1281,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	u64 slice;
 
 	cctx->run_seq++;
-	slice = task_slice(p, q, NULL);
+	slice = task_slice(p, q, clock_rate, NULL);
 	if (slice >= rr_interval_ns)
 		return;
 	if (p->scx.slice > slice) {
@@ -1358,8 +1405,8 @@ static __always_inline void renew_on_tick(struct task_struct *p, struct task_ctx
 }
 
 /*
- * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: advance the CPU's queue
- * clock; charge @p's time_slice; look at the CPU's frequency again (scaled); with delayed migration,
+ * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a target latency,
+ * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice; look at the CPU's frequency again (scaled); with delayed migration,
  * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice
  * ran out and nothing waits: renew it in place (renew_on_tick).
  */
@@ -1370,6 +1417,8 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	u64 now = scx_bpf_now();
 
+	if (target_latency_ns)
+		clock_update(now);
 	advance_niffies(queue_of_cpu(cpu));
 	if (tctx)
 		charge_slice(tctx, now);

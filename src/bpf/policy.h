@@ -215,16 +215,15 @@ static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed
  *
  * Short queues keep rr_interval exactly (BFS). Three rules shorten it as the queue grows:
  *
- * 1. Target latency (@target_ns, 0 = off): while tasks wait and the runnable tasks per CPU (the waiting
- *    ones plus the running one) would take longer than the target to each get a slice, the slice shrinks to
- *    target / runnable-per-CPU, never below target / VRQ_TARGET_FLOOR_DIV (the ratio CFS kept between
- *    its sched_latency and its min_granularity). The deadline offset shrinks with the slice, so the
- *    deadlines order the queue at the same finer grain and nice keeps its share: under BFS's rule a
- *    nice-10 task beside a nice-0 one gets about slice / (offset difference + slice), so an offset
- *    kept at rr_interval's while the slice shrank took nice 0 : nice 10 from 8:1 to 35:1 (measured).
- *    Off by default: under a load whose queue length changes between renewals, a task that renewed at
- *    a quiet moment carries a longer offset than those renewing while it is busy (request/worker p99.9
- *    worse than without it; docs/measured.md).
+ * 1. Target latency, as a faster queue clock (@rate, VRQ_RATE_ONE = off; vrq_clock_rate()): while tasks
+ *    wait and the runnable tasks per CPU would take longer than the target to each get rr_interval, the
+ *    queues' clock runs @rate / VRQ_RATE_ONE times faster than real time and a turn is rr_interval of
+ *    that clock: rr_interval * VRQ_RATE_ONE / @rate of real time. Deadline offsets stay BFS's in clock
+ *    time (vrq_offset_slice()), so every task's offset is the same however long the queue was when it
+ *    got it, and nice keeps its share: under BFS's rule a nice-10 task beside a nice-0 one gets about
+ *    slice / (offset difference + slice), a ratio the faster clock leaves alone. (Shorter turns with
+ *    offsets kept in real time took nice 0 : nice 10 from 8:1 to 35:1; offsets shrunk with each turn
+ *    mixed long offsets given at quiet moments with short ones given while busy: docs/measured.md.)
  * 2. Long queues: a fixed rr_interval makes one round of the queue last nr_queued_per_cpu * slice:
  *    10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext watchdog. While a round would
  *    exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu, never below
@@ -239,14 +238,73 @@ static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed
  */
 enum vrq_slice_rule {
 	VRQ_SLICE_FULL		= 0,	/* rr_interval */
-	VRQ_SLICE_TARGET	= 1,	/* shrunk to the target latency (rule 1) */
+	VRQ_SLICE_TARGET	= 1,	/* shortened by the target latency's faster clock (rule 1) */
 	VRQ_SLICE_FIT_ROUND	= 2,	/* shrunk to fit --max-round-ms, or held at --min-slice-us (rule 2) */
 	VRQ_SLICE_FLOOR_GAVE_WAY = 3,	/* below --min-slice-us, to keep the round within the safe round */
 	VRQ_SLICE_ROUND_OVER	= 4,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
 };
 
-/* Rule 1's floor: target / 8, as CFS's min_granularity was its sched_latency / 8. */
+/* Rule 1's floor: a turn of at least target / 8, as CFS's min_granularity was its sched_latency / 8. */
 #define VRQ_TARGET_FLOOR_DIV 8
+/* Fixed point of the queue clock's rate: VRQ_RATE_ONE is real time. */
+#define VRQ_RATE_ONE 1024ULL
+/* Runnable tasks per CPU beyond which the rate is at its cap anyway (keeps the products in range). */
+#define VRQ_RATE_RUNNABLE_MAX (1ULL << 20)
+
+/*
+ * Rule 1's clock rate, from @nr_queued tasks waiting for @nr_cpus CPUs: runnable-per-CPU * rr_interval
+ * / target while that exceeds 1 (the runnable tasks would take longer than the target to each get
+ * rr_interval), at most rr_interval * VRQ_TARGET_FLOOR_DIV / target (turns no shorter than target / 8).
+ * VRQ_RATE_ONE when @target_ns is 0 (off) or nothing waits.
+ */
+static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 nr_queued, u64 nr_cpus)
+{
+	u64 runnable, rate, cap;
+
+	if (!target_ns || !nr_queued || !rr_ns)
+		return VRQ_RATE_ONE;
+	if (!nr_cpus)
+		nr_cpus = 1;
+	runnable = (nr_queued + nr_cpus - 1) / nr_cpus + 1;
+	if (runnable > VRQ_RATE_RUNNABLE_MAX)
+		runnable = VRQ_RATE_RUNNABLE_MAX;
+	if (runnable * rr_ns <= target_ns)
+		return VRQ_RATE_ONE;
+	rate = runnable * (rr_ns * VRQ_RATE_ONE / target_ns);
+	cap = VRQ_TARGET_FLOOR_DIV * (rr_ns * VRQ_RATE_ONE / target_ns);
+	if (rate > cap)
+		rate = cap;
+	return rate < VRQ_RATE_ONE ? VRQ_RATE_ONE : rate;
+}
+
+/*
+ * The queues' clock at real time @now: real time, plus what it gained on real time up to @mark (real
+ * time of the last update, @ahead ns gained by then), plus what it gained since at @rate.
+ */
+static __always_inline u64 vrq_clock_now(u64 now, u64 mark, u64 ahead, u64 rate)
+{
+	u64 since = (s64)(now - mark) > 0 ? now - mark : 0;
+
+	if (rate <= VRQ_RATE_ONE)
+		return now + ahead;
+	return now + ahead + since * (rate - VRQ_RATE_ONE) / VRQ_RATE_ONE;
+}
+
+/*
+ * The slice that sets a task's deadline offset, in clock time: its turn at @rate, but never more than
+ * rr_interval of clock time -- a task that keeps rr_interval of real time (a lone task, a kernel
+ * thread) gets the same offset as those whose turns the faster clock shortened. At VRQ_RATE_ONE this is
+ * the slice itself.
+ */
+static __always_inline u64 vrq_offset_slice(u64 slice_ns, u64 rr_ns, u64 rate)
+{
+	u64 turn = rate > VRQ_RATE_ONE ? rr_ns * VRQ_RATE_ONE / rate : rr_ns;
+
+	if (slice_ns < turn)
+		turn = slice_ns;
+	return rate > VRQ_RATE_ONE ? turn * rate / VRQ_RATE_ONE : turn;
+}
+
 /* Half the watchdog: a queue's round may take this long at most while any slice can hold it. */
 #define VRQ_SAFE_ROUND_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 2)
 /*
@@ -257,20 +315,17 @@ enum vrq_slice_rule {
  */
 #define VRQ_SLICE_TIMER_MIN_NS (50ULL * VRQ_NSEC_PER_USEC)
 
-static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
+static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 rate,
 						u64 nr_queued, u64 nr_cpus_serving, u32 *why)
 {
 	u32 rule = VRQ_SLICE_FULL;
-	u64 per_cpu, runnable, slice = rr_ns;
+	u64 per_cpu, slice = rr_ns;
 
 	if (!nr_cpus_serving)
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
-	runnable = (nr_queued + nr_cpus_serving - 1) / nr_cpus_serving + 1;
-	if (target_ns && nr_queued && runnable * slice > target_ns) {
-		slice = target_ns / runnable;
-		if (slice < target_ns / VRQ_TARGET_FLOOR_DIV)
-			slice = target_ns / VRQ_TARGET_FLOOR_DIV;
+	if (rate > VRQ_RATE_ONE && nr_queued) {
+		slice = rr_ns * VRQ_RATE_ONE / rate;
 		rule = VRQ_SLICE_TARGET;
 	}
 	if (per_cpu && per_cpu * slice > max_round_ns) {
@@ -302,7 +357,7 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
  * keep rr_interval, so that a kernel work item (the sched_ext watchdog's walks every runnable task)
  * finishes in one turn rather than one shrunk slice per round.
  */
-static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 target_ns,
+static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_round_ns, u64 rate,
 					  u64 nr_queued, u64 nr_cpus_serving, int kthread, u32 *why)
 {
 	if (kthread) {
@@ -310,7 +365,7 @@ static __always_inline u64 vrq_task_slice(u64 rr_ns, u64 min_slice_ns, u64 max_r
 			*why = VRQ_SLICE_FULL;
 		return rr_ns;
 	}
-	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, target_ns, nr_queued, nr_cpus_serving, why);
+	return vrq_effective_slice(rr_ns, min_slice_ns, max_round_ns, rate, nr_queued, nr_cpus_serving, why);
 }
 
 /*

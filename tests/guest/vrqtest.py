@@ -216,11 +216,25 @@ def kill_groups(procs):
         p.wait()
 
 
-def predicted_shares(tasks, rr_ms=6, seconds=60, idle_bound_ms=2000):
+def flag_default(flag):
+    """scx_vrq's default for `flag`, as its --help states it (one source of truth: src/cli.rs)."""
+    text = subprocess.run([SCX_VRQ, "--help"], check=True, capture_output=True, text=True).stdout
+    m = re.search(re.escape(flag) + r"\b.*?\[default: ([^\]]+)\]", text, re.S)
+    if not m:
+        raise RuntimeError(f"scx_vrq --help states no default for {flag}")
+    return m.group(1)
+
+
+def predicted_shares(tasks, rr_ms=6, seconds=60, idle_bound_ms=2000, target_ms=None):
     """Shares the deadline model predicts for always-runnable tasks on one CPU (tests/sim.h, the same
-    policy functions as the scheduler), at this kernel's tick."""
+    policy functions as the scheduler), at this kernel's tick, with scx_vrq's --target-latency-ms
+    (its default unless given): while the tasks wait, the queues' clock runs faster and the slice timer
+    ends the shortened turns."""
     tick_ms = max(1, 1000 // kernel_hz())
-    out = subprocess.run([POLICY_SIM, str(rr_ms), str(tick_ms), str(seconds), str(idle_bound_ms), *tasks],
+    if target_ms is None:
+        target_ms = int(flag_default("--target-latency-ms"))
+    out = subprocess.run([POLICY_SIM, "--target-ms", str(target_ms), "--cpus", str(nr_cpus()), str(rr_ms),
+                          str(tick_ms), str(seconds), str(idle_bound_ms), *tasks],
                          check=True, capture_output=True, text=True).stdout
     return [float(line.split()[1]) for line in out.strip().splitlines()]
 
