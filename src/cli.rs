@@ -123,9 +123,9 @@ pub struct Opts {
     #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub freq_threshold: u32,
 
-    /// Delayed migration (against frequency inversion): a woken or forked task whose idle CPU would be a scaled (cold)
-    /// one is placed on the waker's warm CPU, and an idle CPU is woken for it only if it has not run
-    /// within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
+    /// Delayed migration (against frequency inversion): a woken or forked task whose idle CPU would be
+    /// a frequency-scaled one is placed on the waker's fast CPU, and an idle CPU is woken for it only
+    /// if it has not run within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
     /// 0-10000; 0 turns it off; needs --freq-threshold (50 is the original proposal's default).
     #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub migration_delay_us: u64,

@@ -442,7 +442,7 @@ fn main() {
     }
     if opts.migration_delay_us > 0 && opts.freq_threshold == 0 {
         eprintln!(
-            "{SCHEDULER_NAME}: --migration-delay-us needs --freq-threshold: without it no CPU counts as cold (see --help)"
+            "{SCHEDULER_NAME}: --migration-delay-us needs --freq-threshold: without it no CPU counts as scaled (see --help)"
         );
         std::process::exit(2);
     }
