@@ -217,8 +217,10 @@ def test_delayed_migration(r, secs=4):
     mask = os.sched_getaffinity(0)
     sel_scaled_off = warm_off = None
     for label, extra in runs:
-        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", *extra,
-                          name=f"topology-delay-{label}").start()
+        # --target-latency-ms 0: the 100 ms slice must hold while the child waits (with the default
+        # target the parent's turn would end after 1.5 ms and the child run on CPU 0 before the delay)
+        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", "--target-latency-ms", "0",
+                          *extra, name=f"topology-delay-{label}").start()
         try:
             inject_perf(scaled)
             stats = Stats()
