@@ -217,6 +217,9 @@ static void test_target_latency(void)
 	CHECK(vrq_clock_now(MS(10), 0, 0, VRQ_RATE_ONE) == MS(10));
 	CHECK(vrq_clock_now(MS(10), MS(4), MS(5), VRQ_RATE_ONE) == MS(15));
 	CHECK(vrq_clock_now(MS(10), MS(4), MS(5), 3 * VRQ_RATE_ONE) == MS(10) + MS(5) + 2 * MS(6));
+	/* a long stretch without a tick gains at most a second's worth at the stale rate (no overflow) */
+	CHECK(vrq_clock_gain(30ULL * 24 * 3600 * 1000 * MS(1), 16 * VRQ_RATE_ONE) == 15 * VRQ_CLOCK_GAIN_MAX_NS);
+	CHECK(vrq_clock_gain(MS(10), VRQ_RATE_ONE) == 0);
 	/* a reader that sees a mark later than its own now (an update raced it) gains nothing since */
 	CHECK(vrq_clock_now(MS(10), MS(11), MS(5), 3 * VRQ_RATE_ONE) == MS(15));
 }

@@ -45,7 +45,8 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 		t[i].runtime = 0;
 	}
 	while (now < duration_ns) {
-		u64 clock = vrq_clock_now(now, 0, 0, rate);
+		/* the queue's clock at a constant @rate since 0 (the scheduler banks it every millisecond) */
+		u64 clock = now + now * (rate - VRQ_RATE_ONE) / VRQ_RATE_ONE;
 		int best = -1;
 		u64 best_key = 0;
 

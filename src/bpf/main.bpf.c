@@ -357,7 +357,7 @@ static void clock_update(u64 now)
 	if (__sync_val_compare_and_swap(&clock_mark, mark, now) != mark)
 		return;
 	if (rate > VRQ_RATE_ONE)
-		__sync_fetch_and_add(&clock_ahead, (now - mark) * (rate - VRQ_RATE_ONE) / VRQ_RATE_ONE);
+		__sync_fetch_and_add(&clock_ahead, vrq_clock_gain(now - mark, rate));
 	clock_waiting = 0;
 	bpf_for(q, 0, nr_queues) {
 		s32 n = scx_bpf_dsq_nr_queued(q);

@@ -278,6 +278,22 @@ static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 nr_queue
 }
 
 /*
+ * What the queues' clock gains on real time over @since ns at @rate. At most VRQ_CLOCK_GAIN_MAX_NS of
+ * real time counts: the rate is set by the tick, so after a long stretch without one it is stale, and
+ * a month at 16x would overflow the product.
+ */
+#define VRQ_CLOCK_GAIN_MAX_NS (1000ULL * VRQ_NSEC_PER_MSEC)
+
+static __always_inline u64 vrq_clock_gain(u64 since, u64 rate)
+{
+	if (rate <= VRQ_RATE_ONE)
+		return 0;
+	if (since > VRQ_CLOCK_GAIN_MAX_NS)
+		since = VRQ_CLOCK_GAIN_MAX_NS;
+	return since * (rate - VRQ_RATE_ONE) / VRQ_RATE_ONE;
+}
+
+/*
  * The queues' clock at real time @now: real time, plus what it gained on real time up to @mark (real
  * time of the last update, @ahead ns gained by then), plus what it gained since at @rate.
  */
@@ -285,9 +301,7 @@ static __always_inline u64 vrq_clock_now(u64 now, u64 mark, u64 ahead, u64 rate)
 {
 	u64 since = (s64)(now - mark) > 0 ? now - mark : 0;
 
-	if (rate <= VRQ_RATE_ONE)
-		return now + ahead;
-	return now + ahead + since * (rate - VRQ_RATE_ONE) / VRQ_RATE_ONE;
+	return now + ahead + vrq_clock_gain(since, rate);
 }
 
 /*
