@@ -34,7 +34,7 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 {
 	u64 now = 0, waiting_since[SIM_MAX_TASKS] = { 0 };
 	/* the target latency's faster queue clock (policy.h, rule 1): shorter turns, offsets in clock time */
-	u64 slice_ns = rate > VRQ_RATE_ONE ? rr_ns * VRQ_RATE_ONE / rate : rr_ns;
+	u64 slice_ns = vrq_turn_at_rate(rr_ns, rate);
 	u64 offset_slice_ns = vrq_offset_slice(slice_ns, rr_ns, rate);
 	int cur = -1, i;
 

@@ -1416,10 +1416,11 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	u64 now = scx_bpf_now();
+	u32 q = queue_of_cpu(cpu);
 
 	if (target_latency_ns)
 		clock_update(now);
-	advance_niffies(queue_of_cpu(cpu));
+	advance_niffies(q);
 	if (tctx)
 		charge_slice(tctx, now);
 	refresh_cpu_perf(cpu);
@@ -1427,7 +1428,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	    vrq_delay_expired(cctx->delay.first_at, now, migration_delay_ns))
 		end_delay(cpu);
 	if (tctx && p->scx.slice == 0 && !anything_waiting())
-		renew_on_tick(p, tctx, cctx, queue_of_cpu(cpu));
+		renew_on_tick(p, tctx, cctx, q);
 }
 
 /*

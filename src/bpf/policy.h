@@ -304,6 +304,12 @@ static __always_inline u64 vrq_clock_now(u64 now, u64 mark, u64 ahead, u64 rate)
 	return now + ahead + vrq_clock_gain(since, rate);
 }
 
+/* A turn at @rate: rr_interval of the queues' clock, in real time (rr_interval at real time). */
+static __always_inline u64 vrq_turn_at_rate(u64 rr_ns, u64 rate)
+{
+	return rate > VRQ_RATE_ONE ? rr_ns * VRQ_RATE_ONE / rate : rr_ns;
+}
+
 /*
  * The slice that sets a task's deadline offset, in clock time: its turn at @rate, but never more than
  * rr_interval of clock time -- a task that keeps rr_interval of real time (a lone task, a kernel
@@ -312,7 +318,7 @@ static __always_inline u64 vrq_clock_now(u64 now, u64 mark, u64 ahead, u64 rate)
  */
 static __always_inline u64 vrq_offset_slice(u64 slice_ns, u64 rr_ns, u64 rate)
 {
-	u64 turn = rate > VRQ_RATE_ONE ? rr_ns * VRQ_RATE_ONE / rate : rr_ns;
+	u64 turn = vrq_turn_at_rate(rr_ns, rate);
 
 	if (slice_ns < turn)
 		turn = slice_ns;
@@ -339,7 +345,7 @@ static __always_inline u64 vrq_effective_slice(u64 rr_ns, u64 min_slice_ns, u64 
 		nr_cpus_serving = 1;
 	per_cpu = nr_queued / nr_cpus_serving;
 	if (rate > VRQ_RATE_ONE && nr_queued) {
-		slice = rr_ns * VRQ_RATE_ONE / rate;
+		slice = vrq_turn_at_rate(rr_ns, rate);
 		rule = VRQ_SLICE_TARGET;
 	}
 	if (per_cpu && per_cpu * slice > max_round_ns) {
