@@ -25,8 +25,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
 from vrqbench import codebase, instruments, plan as planmod, staging  # noqa: E402
 from vrqbench.schedulers import SCHEDULERS  # noqa: E402
 from vrqbench.workloads import WORKLOADS, find_perf  # noqa: E402
-from bpfmap import prog_name  # noqa: E402
-from vrqtest import Stats, scx_ops, scx_state, wait_for  # noqa: E402
+from vrqtest import Stats, prog_name, scx_ops, scx_state, wait_for  # noqa: E402
 
 PROBES = os.path.join(REPO, "target", "bench")
 # The runner's own files (the code base, the compilers' temporary files, scheduler logs) live on a
