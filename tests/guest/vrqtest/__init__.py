@@ -6,7 +6,8 @@ up. The scheduler parts run on a sched_ext kernel as root (inside tools/vm/vm-ru
 importing the package needs neither (the host-side checks use Results).
 
     env        where things are (REPO, SCX_VRQ, POLICY_SIM, OUT), log, wait_for, nr_cpus
-    scheduler  Scheduler, Stats, stats_ready, run_cli and refusals, flag_default, predicted_shares
+    scheduler  Scheduler (scx_vrq or any command) and `with loaded(...) as sched`, Stats (`with Stats()
+               as stats`), stats_ready, run_cli and refusals, flag_default, predicted_shares
     kernel     scx_state, scx_ops, kernel_hz, kernel log problems, scheduler exits and ejections, hotplug
     load       CPU hogs, CPU time, stalled tasks, performance levels (inject_perf)
     checks     Results
@@ -22,5 +23,5 @@ from .kernel import (ASKED_EXIT_REASONS, KERNEL_RESTART_REASON, SCX_SYSFS, dmesg
                      kernel_hz, kernel_log_problems, scx_exits, scx_ops, scx_state, set_cpu_online)
 from .load import (HOG, PERF_FULL, PERF_SCALED, cpu_times, inject_perf, kill_groups, runtime_ns, stalled_tasks,
                    start_hog, stop_all)
-from .scheduler import (STATS_SOCK, Scheduler, Stats, as_user, flag_default, one_clear_line, predicted_shares,
-                        run_cli, stats_ready)
+from .scheduler import (STATS_SOCK, Scheduler, Stats, as_user, flag_default, loaded, one_clear_line,
+                        predicted_shares, run_cli, stats_ready)

@@ -2,6 +2,7 @@
 through its stats socket (Stats), run once to completion (run_cli), its defaults as --help states
 them, and the shares its deadline model predicts."""
 
+import contextlib
 import json
 import os
 import re
@@ -16,21 +17,35 @@ STATS_SOCK = "/var/run/scx/root/stats"
 
 
 class Scheduler:
-    """scx_vrq started through its CLI; stopped with SIGINT like a user's Ctrl-C."""
+    """A sched_ext scheduler started as a user starts it and stopped with SIGINT like a user's Ctrl-C:
+    scx_vrq with `args` (its CLI), or any command `cmd` (a variant binary, a peer scheduler). Its
+    output goes to `log_path` (default OUT/NAME.log). It counts as loaded once sched_ext is enabled
+    and, with `wait_stats` (the default), once it serves scx_vrq's stats socket -- False for a
+    scheduler that serves none (the peers). stop() returns the exit status and keeps it in `rc`."""
 
-    def __init__(self, *args, name="sched"):
+    def __init__(self, *args, name="sched", cmd=None, log_path=None, wait_stats=True):
+        if cmd is not None and args:
+            raise ValueError("Scheduler: give scx_vrq's arguments or a whole command, not both")
         self.args = list(args)
-        self.log_path = os.path.join(OUT, f"{name}.log")
+        self.cmd = list(cmd) if cmd is not None else None
+        self.log_path = log_path or os.path.join(OUT, f"{name}.log")
+        self.wait_stats = wait_stats
         self.proc = None
+        self.rc = None
+
+    def command(self):
+        return self.cmd if self.cmd is not None else [SCX_VRQ, *self.args]
 
     def start(self, timeout=30):
         self.logf = open(self.log_path, "w")
-        self.proc = subprocess.Popen([SCX_VRQ, *self.args], stdout=self.logf, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(self.command(), stdout=self.logf, stderr=subprocess.STDOUT)
         # Loaded means enabled *and* serving stats: a socket file left by an earlier instance exists
         # before this one binds it, so only a successful connection counts.
-        ok = wait_for(lambda: scx_state() == "enabled" and stats_ready() or self.proc.poll() is not None, timeout)
+        ok = wait_for(lambda: scx_state() == "enabled" and (not self.wait_stats or stats_ready())
+                      or self.proc.poll() is not None, timeout)
         if not ok or self.proc.poll() is not None:
-            raise RuntimeError(f"scx_vrq {' '.join(self.args)} did not load: state={scx_state()} "
+            what = f"scx_vrq {' '.join(self.args)}" if self.cmd is None else " ".join(self.cmd)
+            raise RuntimeError(f"{what} did not load: state={scx_state()} "
                                f"exit={self.proc.poll()} log: {self.tail()}")
         return self
 
@@ -40,7 +55,9 @@ class Scheduler:
     def loaded(self):
         return self.alive() and scx_state() == "enabled" and scx_ops().startswith("vrq")
 
-    def stop(self, sig=signal.SIGINT, timeout=30):
+    def stop(self, sig=signal.SIGINT, timeout=30, disabled_timeout=10):
+        """Signal it if it still runs, wait `timeout` s for it to exit (then SIGKILL it), and up to
+        `disabled_timeout` s for sched_ext to be disabled. Returns the exit status (also in `rc`)."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
@@ -51,7 +68,8 @@ class Scheduler:
             self.proc.kill()
             rc = self.proc.wait()
         self.logf.close()
-        wait_for(lambda: scx_state() == "disabled", 10)
+        wait_for(lambda: scx_state() == "disabled", disabled_timeout)
+        self.rc = rc
         return rc
 
     def tail(self, n=5):
@@ -60,6 +78,27 @@ class Scheduler:
                 return " | ".join(f.read().strip().splitlines()[-n:])
         except OSError:
             return ""
+
+
+@contextlib.contextmanager
+def loaded(*args, name="sched", timeout=30, unload=None, **kw):
+    """`with loaded(ARGS..., name=NAME) as sched:` -- a Scheduler (same arguments) started for the
+    block and stopped when it ends, exception or not; its exit status is then `sched.rc`. `unload`:
+    a function of the scheduler that stops it instead of sched.stop() (a suite's own unload check).
+    A start that fails raises RuntimeError, after stopping what it started (with sched.stop())."""
+    sched = Scheduler(*args, name=name, **kw)
+    try:
+        sched.start(timeout)
+    except BaseException:
+        sched.stop()
+        raise
+    try:
+        yield sched
+    finally:
+        if unload is not None:
+            unload(sched)
+        else:
+            sched.stop()
 
 
 def stats_ready(path=STATS_SOCK):
@@ -75,7 +114,7 @@ def stats_ready(path=STATS_SOCK):
 
 class Stats:
     """A client of scx_vrq's scx_stats socket. Each read returns the counters since the previous one
-    (the first since the connection was opened)."""
+    (the first since the connection was opened). `with Stats() as stats:` closes it after the block."""
 
     def __init__(self, path=STATS_SOCK):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -99,6 +138,12 @@ class Stats:
 
     def close(self):
         self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def flag_default(flag):
