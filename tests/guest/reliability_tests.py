@@ -22,9 +22,10 @@ import signal
 import subprocess
 import time
 
-from vrqtest import (POLICY_SIM, SCX_VRQ, STATS_SOCK, Results, Scheduler, as_user, dmesg_len, ejections,
-                     hotpluggable_cpu, kernel_log_problems, kill_groups, loaded, log, nr_cpus, one_clear_line, run_cli,
-                     scx_exits, scx_ops, scx_state, set_cpu_online, stalled_tasks, start_hog, Stats, stop_all, wait_for)
+from vrqtest import (POLICY_SIM, SCX_VRQ, STATS_SOCK, Results, Scheduler, Stats, as_user, ci_stress_cmd, dmesg_len,
+                     ejections, hotpluggable_cpu, kernel_log_problems, kill_groups, loaded, log, nr_cpus,
+                     one_clear_line, run_cli, scx_exits, scx_ops, scx_state, set_cpu_online, stalled_tasks,
+                     start_hog, stop_all, wait_for)
 
 HOST_TESTS = os.path.dirname(POLICY_SIM)
 MANYTHREADS = os.path.join(HOST_TESTS, "manythreads")
@@ -112,13 +113,6 @@ def loaded_checked(s, label, *args, name):
 
 
 # --- 1. the sched_ext project's CI stress ------------------------------------------------------------
-
-def ci_stress_cmd(secs):
-    """The scx CI 'test' job's load, scaled to this machine (N = CPUs)."""
-    n = str(nr_cpus())
-    return ["stress-ng", "-t", str(secs), "-c", n, "-f", n, "--affinity", n, "--affinity-delay", "1",
-            "--affinity-pin", "--quiet"]
-
 
 def test_ci_stress(s):
     o = s.opts

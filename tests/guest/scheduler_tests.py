@@ -14,8 +14,9 @@ import os
 import subprocess
 import time
 
-from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, kill_groups,
-                     loaded, log, nr_cpus, predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all)
+from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
+                     kernel_log_problems, kill_groups, loaded, log, nr_cpus, predicted_shares, runtime_ns, scx_ops,
+                     scx_state, start_hog, stop_all)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
             "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any", "sel_busy",
@@ -55,9 +56,7 @@ def test_stress(r, sched, mode, secs):
     n = nr_cpus()
     with Stats() as stats:
         t0 = time.monotonic()
-        res = subprocess.run(["stress-ng", "-t", str(secs), "--aggressive", "-M", "-c", str(n), "-f", str(n),
-                              "--affinity", str(n), "--affinity-delay", "1", "--affinity-pin", "--quiet"],
-                             capture_output=True, text=True, timeout=secs * 6 + 120)
+        res = subprocess.run(ci_stress_cmd(secs, n), capture_output=True, text=True, timeout=secs * 6 + 120)
         took = time.monotonic() - t0
         counters = stats.read()
     r.check(f"{mode}/stress exits 0", res.returncode == 0,

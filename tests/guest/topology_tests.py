@@ -18,7 +18,8 @@ import subprocess
 import sys
 import time
 
-from vrqtest import Results, Stats, inject_perf, loaded, log, nr_cpus, runtime_ns, start_hog, stop_all
+from vrqtest import (Results, Stats, ci_stress_cmd, inject_perf, loaded, log, nr_cpus, runtime_ns, start_hog,
+                     stop_all)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -336,9 +337,7 @@ def test_switches_under_stress(r, secs=15):
         with loaded(*args, name=f"topology-all-{check}") as sched:
             inject_perf(set(range(n // 2, n)))
             with Stats() as stats:
-                res = subprocess.run(["stress-ng", "--aggressive", "-M", "-t", str(secs), "-c", str(n), "-f", str(n),
-                                      "--affinity", str(n), "--affinity-delay", "1", "--affinity-pin", "--quiet"],
-                                     capture_output=True, text=True, timeout=secs * 8 + 120)
+                res = subprocess.run(ci_stress_cmd(secs, n), capture_output=True, text=True, timeout=secs * 8 + 120)
                 c = stats.read()
             still_loaded = sched.loaded()
         rc = sched.rc

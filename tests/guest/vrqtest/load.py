@@ -1,5 +1,5 @@
-"""Loads the tests run and what they got: CPU hogs, their CPU time, performance levels injected
-through scx_vrq's test_cpuperf map."""
+"""Loads the tests run and what they got: CPU hogs, the sched_ext CI stress, CPU time, performance
+levels injected through scx_vrq's test_cpuperf map."""
 
 import os
 import signal
@@ -20,6 +20,17 @@ def start_hog(cpu=None, nice=0, idle=False):
         cmd += ["chrt", "-i", "0"]
     cmd += ["nice", "-n", str(nice), "/bin/sh", "-c", HOG]
     return subprocess.Popen(cmd)
+
+
+def ci_stress_cmd(secs, n=None, extra=()):
+    """The sched_ext project's CI stress as a command line: the stress-ng load the scx repository's CI
+    'test' job runs every scheduler under (N CPU, N fork and N affinity workers, --aggressive),
+    scaled to this guest -- N = its CPUs unless given -- for `secs` seconds. `extra`: stress-ng options
+    a test adds to it. tests/guest/scheduler_tests.py, reliability_tests.py and topology_tests.py run
+    it; docs/design.md quotes it."""
+    n = str(nr_cpus() if n is None else n)
+    return ["stress-ng", "-t", str(secs), "--aggressive", "-M", "-c", n, "-f", n, "--affinity", n,
+            "--affinity-delay", "1", "--affinity-pin", *extra, "--quiet"]
 
 
 def runtime_ns(pid):
