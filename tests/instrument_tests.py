@@ -21,21 +21,15 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
+from vrqtest import Results  # noqa: E402  (the suites' PASS / FAIL / FIGURE lines and closing line)
+
 VM_RUN = os.path.join(REPO, "tools", "vm", "vm-run")
 SPIN = os.path.join(REPO, "target", "bench", "spin")
 VM_FAULT = 125
 
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-    print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-    return ok
+results = Results(figures_dir=None)
+check = results.check
 
 
 def vm(opts, script):
@@ -111,8 +105,8 @@ def test_parallel():
     if not check("parallel mode: three timings of each", len(one) == 3 and len(two) == 3, f"{one} {two}"):
         return
     speedup = 2 * min(one) / min(two)
-    print(f"FIGURE instrument: parallel speed-up on 2 vCPUs {speedup:.2f} (one spin {min(one):.3f} s, "
-          f"two {min(two):.3f} s; best of 3, {os.cpu_count()} host cores)", flush=True)
+    results.figure(f"instrument: parallel speed-up on 2 vCPUs {speedup:.2f} (one spin {min(one):.3f} s, "
+                   f"two {min(two):.3f} s; best of 3, {os.cpu_count()} host cores)")
     check("parallel mode: two CPU-bound threads on 2 vCPUs run in parallel (speed-up >= 1.6)",
           speedup >= 1.6, f"speed-up {speedup:.2f}: one {one}, two {two}")
 
@@ -131,8 +125,8 @@ def test_instruction_clock():
     if not check("instruction-counted mode: three timings", len(times) == 3, f"{times}"):
         return
     spread = max(times) / min(times) - 1
-    print(f"FIGURE instrument: instruction-counted in-RAM spin {min(times):.6f}-{max(times):.6f} s "
-          f"(spread {spread * 100:.3f}%)", flush=True)
+    results.figure(f"instrument: instruction-counted in-RAM spin {min(times):.6f}-{max(times):.6f} s "
+                   f"(spread {spread * 100:.3f}%)")
     check("instruction-counted mode: the same in-RAM work takes the same guest time (within 1%)",
           spread < 0.01, f"{times}")
 
@@ -149,8 +143,7 @@ def main():
     test_overcommit_warning()
     test_parallel()
     test_instruction_clock()
-    print(f"instrument: {passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    results.finish("instrument")
 
 
 if __name__ == "__main__":
