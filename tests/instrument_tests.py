@@ -10,8 +10,8 @@
 - The settings a run was measured with are recorded (QEMU >= 10, thread mode, clock) and refused
   combinations are refused.
 
-Ends with "instrument: N passed, N failed". A VM fault (vm-run exit 125) is retried once and never
-counts as a pass.
+Ends with "instrument: N passed, N failed". After a VM fault (vm-run exit 125) vm-run boots the guest
+once more (--fault-retries 1); a fault never counts as a pass.
 """
 
 import os
@@ -21,34 +21,34 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
+from vrqtest import Results  # noqa: E402  (the suites' PASS / FAIL / FIGURE lines and closing line)
+
 VM_RUN = os.path.join(REPO, "tools", "vm", "vm-run")
 SPIN = os.path.join(REPO, "target", "bench", "spin")
 VM_FAULT = 125
 
-passed = failed = 0
+results = Results(figures_dir=None)
+check = results.check
 
 
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-    print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-    return ok
+# Printed by the guest first: what follows the last one is the output of the boot that counts.
+BOOT_MARK = "instrument: the command starts"
 
 
 def vm(opts, script):
-    """Run `script` (bash) in a guest with vm-run `opts`; a VM fault is retried once.
-    Returns (exit status, output, the run's folder)."""
-    for attempt in (1, 2):
-        out = tempfile.mkdtemp(prefix="vrq-instrument.")
-        p = subprocess.run([VM_RUN, *opts, "--timeout", "600", "--out", out, "--", "bash", "-c", script],
-                           capture_output=True, text=True, cwd=REPO)
-        if p.returncode != VM_FAULT:
-            return p.returncode, p.stdout + p.stderr, out
-        print(f"instrument: VM fault in attempt {attempt} (not an instrument result)", flush=True)
-    return p.returncode, p.stdout + p.stderr, out
+    """Run `script` (bash) in a guest with vm-run `opts`; after a VM fault vm-run boots it once more
+    (--fault-retries 1). Returns (exit status, the last boot's output and vm-run's messages, the
+    run's folder)."""
+    out = tempfile.mkdtemp(prefix="vrq-instrument.")
+    p = subprocess.run([VM_RUN, "--fault-retries", "1", *opts, "--timeout", "600", "--out", out, "--",
+                        "bash", "-c", f"echo '{BOOT_MARK}'; {script}"], capture_output=True, text=True, cwd=REPO)
+    for line in p.stderr.splitlines():
+        if line.startswith("vm-run: VM fault ("):
+            print(f"instrument: {line} (not an instrument result)", flush=True)
+    if p.returncode == VM_FAULT:
+        print("instrument: VM fault twice (not an instrument result)", flush=True)
+    return p.returncode, p.stdout.rsplit(BOOT_MARK, 1)[-1] + p.stderr, out
 
 
 def spin_times(output, threads):
@@ -111,8 +111,8 @@ def test_parallel():
     if not check("parallel mode: three timings of each", len(one) == 3 and len(two) == 3, f"{one} {two}"):
         return
     speedup = 2 * min(one) / min(two)
-    print(f"FIGURE instrument: parallel speed-up on 2 vCPUs {speedup:.2f} (one spin {min(one):.3f} s, "
-          f"two {min(two):.3f} s; best of 3, {os.cpu_count()} host cores)", flush=True)
+    results.figure(f"instrument: parallel speed-up on 2 vCPUs {speedup:.2f} (one spin {min(one):.3f} s, "
+                   f"two {min(two):.3f} s; best of 3, {os.cpu_count()} host cores)")
     check("parallel mode: two CPU-bound threads on 2 vCPUs run in parallel (speed-up >= 1.6)",
           speedup >= 1.6, f"speed-up {speedup:.2f}: one {one}, two {two}")
 
@@ -131,8 +131,8 @@ def test_instruction_clock():
     if not check("instruction-counted mode: three timings", len(times) == 3, f"{times}"):
         return
     spread = max(times) / min(times) - 1
-    print(f"FIGURE instrument: instruction-counted in-RAM spin {min(times):.6f}-{max(times):.6f} s "
-          f"(spread {spread * 100:.3f}%)", flush=True)
+    results.figure(f"instrument: instruction-counted in-RAM spin {min(times):.6f}-{max(times):.6f} s "
+                   f"(spread {spread * 100:.3f}%)")
     check("instruction-counted mode: the same in-RAM work takes the same guest time (within 1%)",
           spread < 0.01, f"{times}")
 
@@ -149,8 +149,7 @@ def main():
     test_overcommit_warning()
     test_parallel()
     test_instruction_clock()
-    print(f"instrument: {passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    results.finish("instrument")
 
 
 if __name__ == "__main__":

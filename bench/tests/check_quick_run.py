@@ -12,23 +12,16 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "guest"))
+from vrqtest import Results  # noqa: E402  (the tests' PASS / FAIL lines and closing line)
+
 out = sys.argv[1]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"PASS {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
+results = Results(figures_dir=None)
+check = results.check
 
 
 def finish():
-    print(f"bench-quick: {passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    results.finish("bench-quick")
 
 
 try:

@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from vrqbench import cli, instruments, plan, report, schedulers, staging, stats  # noqa: E402
-from vrqbench.workloads import WORKLOADS  # noqa: E402
+from vrqbench.workloads import WORKLOADS, stress_ng_rate  # noqa: E402
 
 
 class TestStats(unittest.TestCase):
@@ -119,7 +119,8 @@ class TestNoiseFloor(unittest.TestCase):
 
 
 class TestInstruments(unittest.TestCase):
-    THROUGHPUT = ["build-50", "build-100", "build-150", "build-100+50idle", "messaging", "forkwait"]
+    THROUGHPUT = ["build-50", "build-100", "build-150", "build-100+50idle", "messaging", "forkwait",
+                  "stress-pipe", "stress-cpu", "stress-fork", "stress-switch"]
     TIMING = ["wakelat-100", "wakelat-150", "pipe", "reqlat", "interactive-alone", "interactive-4x",
               "interactive-16x"]
 
@@ -183,6 +184,20 @@ class TestInstruments(unittest.TestCase):
         self.assertIsNotNone(instruments.check_settings("instructions", dict(multi_host, clock="instructions")))
 
 
+class TestStressWorkloads(unittest.TestCase):
+    OUTPUT = """stress-ng: info:  [812] dispatching hogs: 4 switch
+stress-ng: metrc: [812] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s
+stress-ng: metrc: [812]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)
+stress-ng: metrc: [812] switch          1234567     10.00      2.10     15.20    123456.70       71362.25
+stress-ng: info:  [812] successful run completed in 10.01s
+"""
+
+    def test_bogo_ops_per_second_in_real_time(self):
+        self.assertEqual(stress_ng_rate(self.OUTPUT, "switch"), 123456.70)
+        self.assertIsNone(stress_ng_rate(self.OUTPUT, "pipe"))
+        self.assertIsNone(stress_ng_rate("stress-ng: info:  [1] dispatching hogs: 8 cpu\n", "cpu"))
+
+
 class TestCommandLine(unittest.TestCase):
     def plan(self, *args):
         return cli.make_plan(cli.parser().parse_args(["run", *args]))
@@ -205,6 +220,11 @@ class TestCommandLine(unittest.TestCase):
         p = self.plan("--native", "--workloads", "forkwait,pipe", "--cpus", "2", "--topology", "1:2:1")
         self.assertEqual(p["instruments"], {"forkwait": "native", "pipe": "native"})
         self.assertIsNone(p["vm"])
+
+    def test_stress_workloads_only_when_named(self):
+        self.assertFalse([w for w in self.plan()["workloads"] if w.startswith("stress-")])
+        p = self.plan("--workloads", "stress-pipe,stress-switch", "--cpus", "2")
+        self.assertEqual(p["instruments"], {"stress-pipe": "parallel", "stress-switch": "parallel"})
 
     def test_bad_input_exits(self):
         for args in (["--workloads", "nope"], ["--schedulers", "nope"], ["--runs", "0"],

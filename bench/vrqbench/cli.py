@@ -23,10 +23,12 @@ from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
 from vrqbench.schedulers import (DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
                                  installed_peer_versions, peer_of, peer_state)
-from vrqbench.workloads import WORKLOADS
+from vrqbench.workloads import DEFAULT_WORKLOADS, WORKLOADS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VM_FAULT = 125
+# Boots after the first that VM faults may cost (tools/vm/vm-run --fault-retries; a VM fault, exit 125,
+# is the guest kernel crashing under emulation, never a result).
+VM_FAULT_RETRIES = 2
 
 
 def sh(cmd, **kw):
@@ -56,7 +58,7 @@ def install_peers(crates):
 
 def make_plan(a):
     """The run's plan from the command line (exits with a one-line error on bad input)."""
-    workloads = a.workloads.split(",") if a.workloads else list(WORKLOADS)
+    workloads = a.workloads.split(",") if a.workloads else list(DEFAULT_WORKLOADS)
     schedulers = a.schedulers.split(",") if a.schedulers else list(DEFAULT_SCHEDULERS)
     for w in workloads:
         if w not in WORKLOADS:
@@ -107,19 +109,17 @@ def save_plan(out, plan):
 
 
 def boot(a, out, plan, instrument):
-    """Run the guest runner for one instrument's workloads: in one VM boot (retried after a VM fault,
-    resuming from the steps saved), or here for --native. Returns its exit status."""
+    """Run the guest runner for one instrument's workloads: in one VM boot, or here for --native.
+    After a VM fault vm-run boots the guest again, up to VM_FAULT_RETRIES times, in the same results
+    folder, and the runner resumes from the steps saved. Returns its exit status (125 when every boot
+    faulted)."""
     guest = [os.path.join(REPO, "bench", "vrqbench", "guest.py"), out, instrument]
     if instrument == instruments.NATIVE:
         return sh(guest).returncode
     vm_args = ["--cpus", str(plan["vm"]["cpus"]), "--topology", plan["vm"]["topology"], "--timeout", str(a.timeout),
                *instruments.VM_INSTRUMENTS[instrument]["vm_args"], *(["--mem", str(a.mem)] if a.mem else [])]
-    for attempt in range(1, 4):
-        rc = sh([os.path.join(REPO, "tools", "vm", "vm-run"), *vm_args, "--out", out, "--", *guest]).returncode
-        if rc != VM_FAULT:
-            return rc
-        print(f"bench: VM fault (attempt {attempt}); resuming from the steps already saved", flush=True)
-    return rc
+    return sh([os.path.join(REPO, "tools", "vm", "vm-run"), "--fault-retries", str(VM_FAULT_RETRIES), *vm_args,
+               "--out", out, "--", *guest]).returncode
 
 
 def cmd_run(a):
@@ -167,7 +167,8 @@ def cmd_report(a):
 def cmd_list(_):
     print("workloads (instrument: parallel = multi-threaded TCG, host clock; instructions = instruction-counted clock):")
     for w, d in WORKLOADS.items():
-        print(f"  {w:18} {d['instrument']:12} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)")
+        print(f"  {w:18} {d['instrument']:12} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)"
+              + (" [only when named]" if d.get("named") else ""))
     print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
     print("  only when named (scx_vrq's off-by-default switches):",
           ", ".join(s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS))
@@ -191,7 +192,7 @@ def parser():
     r.add_argument("--quick", action="store_true", help="3 runs of short loads (default: 10 runs, VRQ's method)")
     r.add_argument("--runs", type=int, help="runs per workload and scheduler")
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
-    r.add_argument("--workloads", help="comma-separated (bench list); default all")
+    r.add_argument("--workloads", help="comma-separated (bench list); default all but the stress-* ones")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")

@@ -25,8 +25,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
 from vrqbench import codebase, instruments, plan as planmod, staging  # noqa: E402
 from vrqbench.schedulers import SCHEDULERS  # noqa: E402
 from vrqbench.workloads import WORKLOADS, find_perf  # noqa: E402
-from bpfmap import prog_name  # noqa: E402
-from vrqtest import Stats, scx_ops, scx_state, wait_for  # noqa: E402
+from vrqtest import Scheduler, Stats, prog_name, scx_ops, scx_state  # noqa: E402
 
 PROBES = os.path.join(REPO, "target", "bench")
 # The runner's own files (the code base, the compilers' temporary files, scheduler logs) live on a
@@ -35,6 +34,7 @@ PROBES = os.path.join(REPO, "target", "bench")
 # OUT/logs after each step.
 WORK = "/run/vrqbench"
 RAM_LOGS = os.path.join(WORK, "logs")
+LOAD_TIMEOUT_S = 60  # a scheduler not enabled by then is recorded as load_failed
 
 
 def sysctl(name, value):
@@ -87,13 +87,21 @@ def bpf_delta(before, after):
 
 
 class Loaded:
-    """A sched_ext scheduler started for one step (None for EEVDF, the kernel's own)."""
+    """A sched_ext scheduler started for one step (None for EEVDF, the kernel's own): the harness's
+    Scheduler (tests/guest/vrqtest) on the scheduler's command, its log in guest RAM and copied to
+    OUT/logs when it stops. Loaded means enabled: a peer serves no scx_vrq stats socket, and run_step
+    waits for scx_vrq's itself."""
 
     def __init__(self, spec, logdir, tag):
         self.spec = spec
-        self.proc = None
+        self.sched = None
+        self.error = None
         self.log_path = os.path.join(RAM_LOGS, f"{tag}.log")
         self.saved_log_path = os.path.join(logdir, f"{tag}.log")
+
+    @property
+    def proc(self):
+        return self.sched.proc if self.sched else None
 
     def start(self):
         cmd = SCHEDULERS[self.spec]["cmd"](REPO)
@@ -102,38 +110,27 @@ class Loaded:
         if not os.path.exists(cmd[0]):
             self.error = f"{cmd[0]} not installed"
             return False
-        self.logf = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=subprocess.STDOUT)
-        ok = wait_for(lambda: scx_state() == "enabled" or self.proc.poll() is not None, 60)
-        if not ok or self.proc.poll() is not None:
+        self.sched = Scheduler(cmd=cmd, log_path=self.log_path, wait_stats=False)
+        try:
+            self.sched.start(timeout=LOAD_TIMEOUT_S)
+        except RuntimeError:
             self.error = f"did not load (state {scx_state()}, exit {self.proc.poll()}): {self.tail()}"
             self.stop()
             return False
         return True
 
     def healthy(self):
-        return self.proc is None or (self.proc.poll() is None and scx_state() == "enabled")
+        return self.sched is None or (self.sched.alive() and scx_state() == "enabled")
 
     def tail(self):
-        try:
-            with open(self.log_path) as f:
-                return " | ".join(l.strip() for l in f.read().splitlines()[-4:])
-        except OSError:
-            return ""
+        return self.sched.tail(4) if self.sched else ""
 
     def stop(self):
-        if self.proc is None:
+        """SIGINT, as a user stops it; its exit status (0 for EEVDF)."""
+        if self.sched is None:
             return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(2)
-        try:
-            rc = self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = self.proc.wait()
-        self.logf.close()
+        rc = self.sched.stop(disabled_timeout=15)
         shutil.copyfile(self.log_path, self.saved_log_path)
-        wait_for(lambda: scx_state() == "disabled", 15)
         return rc
 
 

@@ -148,6 +148,28 @@ def forkwait(ctx):
     return {"rate": float(fields["rate"])}
 
 
+def stress_ng_rate(output, stressor):
+    """Bogo operations per second (real time) of `stressor` in stress-ng --metrics-brief output
+    ("metrc: [PID] STRESSOR OPS REAL USR SYS OPS/S-REAL OPS/S-CPU"), or None."""
+    m = re.search(rf"\]\s+{re.escape(stressor)}\s+\d+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+([0-9.]+)", output)
+    return float(m.group(1)) if m else None
+
+
+def stress(stressor, per_cpu):
+    """stress-ng's `stressor` with per_cpu x CPUs workers (at least 1) for the run's seconds: bogo
+    operations per second (higher is better). The four loads --queue's default was chosen on
+    (docs/measured.md), run only when named."""
+
+    def run(ctx):
+        workers = max(1, int(ctx["ncpu"] * per_cpu))
+        res = _sh(["stress-ng", f"--{stressor}", str(workers), "-t", str(ctx["secs"]), "--metrics-brief"])
+        rate = stress_ng_rate(res.stdout + res.stderr, stressor)
+        if rate is None:
+            raise RuntimeError(f"no {stressor} bogo ops/s in stress-ng output: {(res.stdout + res.stderr)[-300:]!r}")
+        return {"ops_per_s": rate, "workers": workers}
+    return run
+
+
 # Which instrument each workload is measured on (vrqbench/instruments.py). Throughput is the work
 # of several CPUs at once: only real parallelism (multi-threaded TCG or KVM, host clock) shows it.
 # Latency, fairness and the scheduler's own cost are times within one machine: the instruction clock
@@ -157,7 +179,7 @@ TIMING = "instructions"
 
 # name -> runner, primary metric, whether higher is better, description, instrument; `percentiles`:
 # the latency percentiles the report compares one by one; `codebase`: builds the generated code base
-# (the instruction-clock boot stages the whole toolchain)
+# (the instruction-clock boot stages the whole toolchain); `named`: run only when named (--workloads)
 WORKLOADS = {
     "build-50": {"run": build(0.5), "primary": "seconds", "higher": False, "desc": "make -j(0.5 x CPUs)",
                  "instrument": THROUGHPUT, "codebase": True},
@@ -191,7 +213,19 @@ WORKLOADS = {
                         "desc": "CPU hog beside make -j(16 x CPUs)", "instrument": TIMING, "codebase": True},
     "forkwait": {"run": forkwait, "primary": "rate", "higher": True, "desc": "fork -> exec -> wait chain",
                  "instrument": THROUGHPUT},
+    # the loads the default --queue was chosen on (docs/measured.md)
+    "stress-pipe": {"run": stress("pipe", 0.5), "primary": "ops_per_s", "higher": True,
+                    "desc": "stress-ng --pipe (CPUs/2 workers)", "instrument": THROUGHPUT, "named": True},
+    "stress-cpu": {"run": stress("cpu", 1), "primary": "ops_per_s", "higher": True,
+                   "desc": "stress-ng --cpu (CPUs workers)", "instrument": THROUGHPUT, "named": True},
+    "stress-fork": {"run": stress("fork", 0.5), "primary": "ops_per_s", "higher": True,
+                    "desc": "stress-ng --fork (CPUs/2 workers)", "instrument": THROUGHPUT, "named": True},
+    "stress-switch": {"run": stress("switch", 0.5), "primary": "ops_per_s", "higher": True,
+                      "desc": "stress-ng --switch (CPUs/2 workers)", "instrument": THROUGHPUT, "named": True},
 }
+
+# what `bench run` measures when --workloads is not given
+DEFAULT_WORKLOADS = [name for name, spec in WORKLOADS.items() if not spec.get("named")]
 
 # VRQ's four build ratios, reported side by side
 BUILD_FOUR = ["build-50", "build-100", "build-150", "build-100+50idle"]

@@ -206,11 +206,10 @@ def test_service_start(r, secs=4):
             f"state={scx_state()} ops={scx_ops()} exit={proc.poll()} log: {open(logf.name).read()[-300:]}")
     if proc.poll() is not None or pid is None:
         return
-    stats = Stats()
-    hog = start_hog()
-    time.sleep(secs)
-    counters = stats.read()
-    stats.close()
+    with Stats() as stats:
+        hog = start_hog()
+        time.sleep(secs)
+        counters = stats.read()
     stop_all([hog])
     r.check("its flags came from /etc/default/scx_vrq", counters.get("queue_mode") == wanted_queue,
             f"queue_mode={counters.get('queue_mode')} wanted {wanted_queue}")

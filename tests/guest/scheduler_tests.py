@@ -14,8 +14,9 @@ import os
 import subprocess
 import time
 
-from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, kernel_log_problems, kill_groups,
-                     log, nr_cpus, predicted_shares, runtime_ns, scx_ops, scx_state, start_hog, stop_all)
+from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
+                     kernel_log_problems, kill_groups, loaded, log, nr_cpus, predicted_shares, runtime_ns, scx_ops,
+                     scx_state, start_hog, stop_all)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
             "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any", "sel_busy",
@@ -34,16 +35,15 @@ def test_load(r, sched, mode):
 def test_lone_task(r, sched, mode, secs=3):
     """A CPU hog with nothing else waiting keeps its CPU: its slice is renewed on the tick, with no
     trip through schedule() and dispatch to pick it again (slice_renewed, not keep_last)."""
-    stats = Stats()
-    hog = start_hog()
-    try:
-        time.sleep(0.5)
-        stats.read()
-        time.sleep(secs)
-        c = stats.read()
-    finally:
-        stats.close()
-        stop_all([hog])
+    with Stats() as stats:
+        hog = start_hog()
+        try:
+            time.sleep(0.5)
+            stats.read()
+            time.sleep(secs)
+            c = stats.read()
+        finally:
+            stop_all([hog])
     renewed, kept = c.get("slice_renewed", 0), c.get("keep_last", 0)
     # (--queue cpu renews less: a task waiting on the other CPU's queue could be stolen, so it counts)
     r.check(f"{mode}/lone hog's slice renewed on the tick, not rescheduled", renewed >= 100 and renewed > kept,
@@ -54,14 +54,11 @@ def test_lone_task(r, sched, mode, secs=3):
 def test_stress(r, sched, mode, secs):
     """The sched_ext project's CI stress (scx CI 'test' job), scaled to this guest."""
     n = nr_cpus()
-    stats = Stats()
-    t0 = time.monotonic()
-    res = subprocess.run(["stress-ng", "-t", str(secs), "--aggressive", "-M", "-c", str(n), "-f", str(n),
-                          "--affinity", str(n), "--affinity-delay", "1", "--affinity-pin", "--quiet"],
-                         capture_output=True, text=True, timeout=secs * 6 + 120)
-    took = time.monotonic() - t0
-    counters = stats.read()
-    stats.close()
+    with Stats() as stats:
+        t0 = time.monotonic()
+        res = subprocess.run(ci_stress_cmd(secs, n), capture_output=True, text=True, timeout=secs * 6 + 120)
+        took = time.monotonic() - t0
+        counters = stats.read()
     r.check(f"{mode}/stress exits 0", res.returncode == 0,
             f"stress-ng rc={res.returncode} in {took:.0f}s {res.stderr.strip()[-200:]}")
     r.check(f"{mode}/stress scheduler still loaded", sched.loaded(),
@@ -106,10 +103,9 @@ def test_idle_share(r, sched, mode, secs):
     """A SCHED_IDLE hog beside a normal hog on one CPU gets < 5%, and the scheduler stays loaded
     (the idle task's wait is bounded below the watchdog)."""
     cpu = nr_cpus() - 1
-    stats = Stats()
-    run = measure_pinned([(0, False), (0, True)], secs, cpu)
-    counters = stats.read()
-    stats.close()
+    with Stats() as stats:
+        run = measure_pinned([(0, False), (0, True)], secs, cpu)
+        counters = stats.read()
     share = run[1] / (sum(run) or 1)
     r.check(f"{mode}/SCHED_IDLE share < 5%", share < 0.05, f"idle share {share:.4f}")
     r.check(f"{mode}/SCHED_IDLE not starved into the watchdog", sched.loaded() and run[1] > 0,
@@ -130,9 +126,7 @@ def test_yield_type(r, secs):
     yielder = os.path.join(os.path.dirname(POLICY_SIM), "yielder")
     shares = {}
     for yt in (0, 1, 2):
-        sched = Scheduler("--yield-type", str(yt), name=f"yield-{yt}").start()
-        try:
-            stats = Stats()
+        with loaded("--yield-type", str(yt), name=f"yield-{yt}"), Stats() as stats:
             procs = [subprocess.Popen(["taskset", "-c", str(cpu), yielder]), start_hog(cpu=cpu)]
             try:
                 time.sleep(1)
@@ -140,9 +134,6 @@ def test_yield_type(r, secs):
             finally:
                 stop_all(procs)
             c = stats.read()
-            stats.close()
-        finally:
-            sched.stop()
         shares[yt] = run[0] / (sum(run) or 1)
         r.check(f"yield/type {yt}: yields counted", c.get("yields", 0) > 0, f"yields={c.get('yields')}")
         r.figure(f"yield type {yt}: yielder's share beside a hog {shares[yt]:.3f} ({c.get('yields')} yields, {secs}s)")
@@ -163,19 +154,17 @@ def test_group_accounting(r, secs):
     }
     shares = {}
     for mode in ("off", "session", "thread"):
-        sched = Scheduler("--group-accounting", mode, name=f"group-{mode}").start()
         hog = tree = None
-        try:
-            stats = Stats()
-            hog = subprocess.Popen(["setsid", "/bin/sh", "-c", HOG])
-            tree = subprocess.Popen(["setsid", "/bin/sh", "-c", loads.get(mode, loads["session"])])
-            time.sleep(3)
-            shares[mode] = cpu_time_over([hog.pid], secs)[0] / (secs * 1e9)
-            c = stats.read()
-            stats.close()
-        finally:
-            kill_groups([hog, tree])
-            sched.stop()
+        with loaded("--group-accounting", mode, name=f"group-{mode}"):
+            try:
+                with Stats() as stats:
+                    hog = subprocess.Popen(["setsid", "/bin/sh", "-c", HOG])
+                    tree = subprocess.Popen(["setsid", "/bin/sh", "-c", loads.get(mode, loads["session"])])
+                    time.sleep(3)
+                    shares[mode] = cpu_time_over([hog.pid], secs)[0] / (secs * 1e9)
+                    c = stats.read()
+            finally:
+                kill_groups([hog, tree])
         r.figure(f"group {mode}: a CPU hog beside {n} CPU-bound {'threads of one process' if mode == 'thread' else 'children of one session'} gets "
                  f"{shares[mode]:.2f} of a CPU ({secs}s; group-scaled deadlines {c.get('group_scaled')})")
     r.check("group/session: the hog keeps >= 80% of a CPU", shares["session"] >= 0.8, f"{shares['session']:.2f}")
@@ -190,19 +179,19 @@ def test_fork_depth_penalty(r, secs):
     deep_cmd = f"sh -c \"sh -c 'sh -c \\\"{HOG}\\\"; :'; :\"; :"
     shares = {}
     for on in (False, True):
-        sched = Scheduler(*(["--fork-depth-penalty"] if on else []), name=f"depth-{on}").start()
         procs = []
-        try:
-            stats = Stats()
-            procs = [subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", HOG], start_new_session=True),
-                     subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", deep_cmd], start_new_session=True)]
-            time.sleep(2)
-            run = cpu_time_over([procs[0].pid, deepest_descendant(procs[1].pid)], secs)
-            c = stats.read()
-            stats.close()
-        finally:
-            kill_groups(procs)
-            sched.stop()
+        with loaded(*(["--fork-depth-penalty"] if on else []), name=f"depth-{on}"):
+            try:
+                with Stats() as stats:
+                    procs = [subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", HOG],
+                                              start_new_session=True),
+                             subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", deep_cmd],
+                                              start_new_session=True)]
+                    time.sleep(2)
+                    run = cpu_time_over([procs[0].pid, deepest_descendant(procs[1].pid)], secs)
+                    c = stats.read()
+            finally:
+                kill_groups(procs)
         shares[on] = run[0] / (sum(run) or 1)
         r.figure(f"fork depth penalty {'on' if on else 'off'}: the shallow hog's share of its CPU beside one "
                  f"4 forks deeper {shares[on]:.3f} ({secs}s; depth-scaled deadlines {c.get('depth_scaled')})")

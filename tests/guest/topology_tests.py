@@ -18,7 +18,8 @@ import subprocess
 import sys
 import time
 
-from vrqtest import Results, Scheduler, Stats, inject_perf, log, nr_cpus, runtime_ns, start_hog, stop_all
+from vrqtest import (Results, Stats, ci_stress_cmd, inject_perf, loaded, log, nr_cpus, runtime_ns, start_hog,
+                     stop_all)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -64,6 +65,15 @@ def wake_from(prev, allowed):
     return current_cpu()
 
 
+def unload_checked(r, label):
+    """For loaded(unload=...): stop the scheduler and check that it exits 0 -- also when the block
+    raised."""
+    def unload(sched):
+        rc = sched.stop()
+        r.check(label, rc == 0, f"rc={rc}")
+    return unload
+
+
 def test_selection_order(r):
     # Each case: CPUs kept busy, CPUs the task may use, where it must land, the counter that counts it.
     smt0 = siblings(0, "smt") - {0}
@@ -80,17 +90,15 @@ def test_selection_order(r):
         ("other package, same node", siblings(0, "llc"), {0, one_smt, one_llc, one_far}, one_far,
          "sel_node"),
     ]
-    sched = Scheduler("--queue", "llc", name="topology-select").start()
-    try:
+    with loaded("--queue", "llc", name="topology-select", unload=unload_checked(r, "topology/select unload")):
         for name, busy, allowed, expect_cpu, counter in cases:
             hogs = [start_hog(cpu=c) for c in sorted(busy)]
             time.sleep(0.5)
-            stats = Stats()
-            idle0 = cpu_idle_ticks()
-            landed = [wake_from(0, allowed) for _ in range(WAKES)]
-            idle1 = cpu_idle_ticks()
-            counters = stats.read()
-            stats.close()
+            with Stats() as stats:
+                idle0 = cpu_idle_ticks()
+                landed = [wake_from(0, allowed) for _ in range(WAKES)]
+                idle1 = cpu_idle_ticks()
+                counters = stats.read()
             running = running_tasks()
             stop_all(hogs)
             hits = landed.count(expect_cpu)
@@ -103,9 +111,6 @@ def test_selection_order(r):
                     f"sel_smt={counters.get('sel_smt')} sel_llc={counters.get('sel_llc')} "
                     f"sel_node={counters.get('sel_node')} sel_any={counters.get('sel_any')}")
             r.figure(f"select {name}: {hits}/{WAKES} woke on CPU {expect_cpu}; {counter}={counters.get(counter)}")
-    finally:
-        rc = sched.stop()
-        r.check("topology/select unload", rc == 0, f"rc={rc}")
 
 
 # --freq-threshold used by the placement tests (levels injected with vrqtest.inject_perf).
@@ -131,9 +136,8 @@ def test_freq_aware_order(r):
     ]
     for threshold in (FREQ_THRESHOLD, "0"):
         aware = threshold != "0"
-        sched = Scheduler("--queue", "llc", "--freq-threshold", threshold,
-                          name=f"topology-freq-{threshold}").start()
-        try:
+        with loaded("--queue", "llc", "--freq-threshold", threshold, name=f"topology-freq-{threshold}",
+                    unload=unload_checked(r, f"topology/freq {threshold} unload")):
             for name, busy, scaled, expect_aware, expect_blind, counter in cases:
                 expect = expect_aware if aware else expect_blind
                 if expect is None:
@@ -141,10 +145,9 @@ def test_freq_aware_order(r):
                 inject_perf(scaled)
                 hogs = [start_hog(cpu=c) for c in sorted(busy)]
                 time.sleep(0.5)
-                stats = Stats()
-                landed = [wake_from(0, allowed) for _ in range(WAKES)]
-                c = stats.read()
-                stats.close()
+                with Stats() as stats:
+                    landed = [wake_from(0, allowed) for _ in range(WAKES)]
+                    c = stats.read()
                 stop_all(hogs)
                 hits = landed.count(expect)
                 label = f"topology/freq {'aware' if aware else 'blind (--freq-threshold 0)'}: {name}"
@@ -162,9 +165,6 @@ def test_freq_aware_order(r):
                             f"sel_scaled={c.get('sel_scaled')}")
                 r.figure(f"freq {'aware' if aware else 'blind'} {name}: {hits}/{WAKES} on CPU {expect}; "
                          f"{counter}={c.get(counter)} sel_scaled={c.get('sel_scaled')}")
-        finally:
-            rc = sched.stop()
-            r.check(f"topology/freq {threshold} unload", rc == 0, f"rc={rc}")
 
 
 def fork_then_spin(spin_s, n):
@@ -219,22 +219,21 @@ def test_delayed_migration(r, secs=4):
     for label, extra in runs:
         # --target-latency-ms 0: the 100 ms slice must hold while the child waits (with the default
         # target the parent's turn would end after 1.5 ms and the child run on CPU 0 before the delay)
-        sched = Scheduler("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", "--target-latency-ms", "0",
-                          *extra, name=f"topology-delay-{label}").start()
-        try:
-            inject_perf(scaled)
-            stats = Stats()
-            out = subprocess.run([FORKWAIT, str(secs)], capture_output=True, text=True, preexec_fn=start_on_cpu0,
-                                 timeout=secs * 10 + 60).stdout.strip()
-            wait_c = stats.read()
-            os.sched_setaffinity(0, {0})
-            os.sched_setaffinity(0, {0, far})
-            elsewhere = fork_then_spin(0.05, spins)
-            spin_c = stats.read()
-            stats.close()
-        finally:
-            os.sched_setaffinity(0, mask)
-            rc = sched.stop()
+        with loaded("--freq-threshold", FREQ_THRESHOLD, "--rr-interval-ms", "100", "--target-latency-ms", "0",
+                    *extra, name=f"topology-delay-{label}") as sched:
+            try:
+                inject_perf(scaled)
+                with Stats() as stats:
+                    out = subprocess.run([FORKWAIT, str(secs)], capture_output=True, text=True,
+                                         preexec_fn=start_on_cpu0, timeout=secs * 10 + 60).stdout.strip()
+                    wait_c = stats.read()
+                    os.sched_setaffinity(0, {0})
+                    os.sched_setaffinity(0, {0, far})
+                    elsewhere = fork_then_spin(0.05, spins)
+                    spin_c = stats.read()
+            finally:
+                os.sched_setaffinity(0, mask)
+        rc = sched.rc
         r.check(f"topology/delay {label}: unload", rc == 0, f"rc={rc}")
         fmt = lambda c: (f"placed={c.get('delay_placed')} ran_before={c.get('delay_ran_before')} "
                          f"migrated={c.get('delay_migrated')} sel_scaled={c.get('sel_scaled')}")
@@ -285,25 +284,24 @@ def test_sticky(r, secs=10):
     layout = [0, 0, 0] + [1 + i % (nr - 1) for i in range(n - 3)]
     result = {}
     for label, extra in (("off", []), ("on", ["--sticky"])):
-        sched = Scheduler("--queue", "cpu", *extra, name=f"topology-sticky-{label}").start()
         hogs = []
-        try:
-            hogs = [start_hog(cpu=cpu) for cpu in layout]
-            time.sleep(1)
-            for h in hogs:
-                os.sched_setaffinity(h.pid, range(nr))
-            time.sleep(1)
-            stats = Stats()
-            m0 = [nr_migrations(h.pid) for h in hogs]
-            t0 = [runtime_ns(h.pid) for h in hogs]
-            time.sleep(secs)
-            m1 = [nr_migrations(h.pid) for h in hogs]
-            t1 = [runtime_ns(h.pid) for h in hogs]
-            c = stats.read()
-            stats.close()
-        finally:
-            stop_all(hogs)
-            rc = sched.stop()
+        with loaded("--queue", "cpu", *extra, name=f"topology-sticky-{label}") as sched:
+            try:
+                hogs = [start_hog(cpu=cpu) for cpu in layout]
+                time.sleep(1)
+                for h in hogs:
+                    os.sched_setaffinity(h.pid, range(nr))
+                time.sleep(1)
+                with Stats() as stats:
+                    m0 = [nr_migrations(h.pid) for h in hogs]
+                    t0 = [runtime_ns(h.pid) for h in hogs]
+                    time.sleep(secs)
+                    m1 = [nr_migrations(h.pid) for h in hogs]
+                    t1 = [runtime_ns(h.pid) for h in hogs]
+                    c = stats.read()
+            finally:
+                stop_all(hogs)
+        rc = sched.rc
         migrations = sum(b - a for a, b in zip(m0, m1))
         shares = [(b - a) / (secs * 1e9) for a, b in zip(t0, t1)]
         result[label] = (migrations, c, min(shares))
@@ -336,20 +334,16 @@ def test_switches_under_stress(r, secs=15):
     for check in ("llc", "cpu"):
         args = ["--queue", check, "--freq-threshold", FREQ_THRESHOLD, "--migration-delay-us", "50",
                 "--sticky", "--group-accounting", "session", "--fork-depth-penalty"]
-        sched = Scheduler(*args, name=f"topology-all-{check}").start()
-        try:
+        with loaded(*args, name=f"topology-all-{check}") as sched:
             inject_perf(set(range(n // 2, n)))
-            stats = Stats()
-            res = subprocess.run(["stress-ng", "--aggressive", "-M", "-t", str(secs), "-c", str(n), "-f", str(n),
-                                  "--affinity", str(n), "--affinity-delay", "1", "--affinity-pin", "--quiet"],
-                                 capture_output=True, text=True, timeout=secs * 8 + 120)
-            c = stats.read()
-            stats.close()
-            loaded = sched.loaded()
-        finally:
-            rc = sched.stop()
+            with Stats() as stats:
+                res = subprocess.run(ci_stress_cmd(secs, n), capture_output=True, text=True, timeout=secs * 8 + 120)
+                c = stats.read()
+            still_loaded = sched.loaded()
+        rc = sched.rc
         r.check(f"topology/all switches (--queue {check}) under stress: still loaded, stress exit 0",
-                res.returncode == 0 and loaded and rc == 0, f"rc={res.returncode} loaded={loaded} unload={rc}")
+                res.returncode == 0 and still_loaded and rc == 0,
+                f"rc={res.returncode} loaded={still_loaded} unload={rc}")
         r.figure(f"all switches (--queue {check}) stress {secs} s on {n} CPUs: sel_scaled={c.get('sel_scaled')} "
                  f"delay placed/ran/migrated={c.get('delay_placed')}/{c.get('delay_ran_before')}/"
                  f"{c.get('delay_migrated')} sticky set/passed={c.get('sticky_set')}/{c.get('sticky_passed')} "
@@ -359,13 +353,12 @@ def test_switches_under_stress(r, secs=15):
 def test_modes_under_stress(r, secs=15):
     n = nr_cpus()
     for mode in ("global", "llc", "cpu"):
-        sched = Scheduler("--queue", mode, name=f"topology-{mode}").start()
-        try:
-            stats = Stats()
-            res = subprocess.run(["stress-ng", "-t", str(secs), "-c", str(n), "--pipe", str(n // 2),
-                                  "--quiet"], capture_output=True, text=True, timeout=secs * 8 + 120)
-            c = stats.read()
-            stats.close()
+        with loaded("--queue", mode, name=f"topology-{mode}",
+                    unload=unload_checked(r, f"topology/{mode} unload")) as sched:
+            with Stats() as stats:
+                res = subprocess.run(["stress-ng", "-t", str(secs), "-c", str(n), "--pipe", str(n // 2),
+                                      "--quiet"], capture_output=True, text=True, timeout=secs * 8 + 120)
+                c = stats.read()
             r.check(f"topology/{mode} stress on {n} CPUs", res.returncode == 0 and sched.loaded(),
                     f"rc={res.returncode} loaded={sched.loaded()}")
             if mode != "global":
@@ -376,9 +369,6 @@ def test_modes_under_stress(r, secs=15):
                      f"steal={c.get('dispatch_steal')} fail={c.get('steal_fail')} peeks={c.get('peeks')} "
                      f"sel prev/smt/llc/node/any={c.get('sel_prev')}/{c.get('sel_smt')}/{c.get('sel_llc')}/"
                      f"{c.get('sel_node')}/{c.get('sel_any')} rebase={c.get('niffies_rebase')}")
-        finally:
-            rc = sched.stop()
-            r.check(f"topology/{mode} unload", rc == 0, f"rc={rc}")
 
 
 def main():

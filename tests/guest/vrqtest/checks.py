@@ -1,0 +1,42 @@
+"""Results: the PASS / FAIL / FIGURE lines every suite prints, and its closing line
+"SUITE: N passed, N failed" (tools/test adds these up: `^[a-z-]+: [0-9]+ passed, [0-9]+ failed`)."""
+
+import os
+import sys
+
+from .env import OUT, log
+
+
+class Results:
+    """Checks and figures of one suite. `figures_dir`: where finish() writes SUITE-figures.txt (the
+    output folder by default; None writes no file -- the host-side checks)."""
+
+    def __init__(self, figures_dir=OUT):
+        self.passed = 0
+        self.failed = 0
+        self.figures = []
+        self.figures_dir = figures_dir
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            log(f"PASS {name}{': ' + detail if detail else ''}")
+        else:
+            self.failed += 1
+            log(f"FAIL {name}{': ' + detail if detail else ''}")
+        return ok
+
+    def figure(self, line):
+        self.figures.append(line)
+        log(f"FIGURE {line}")
+
+    def summary(self, suite):
+        return f"{suite}: {self.passed} passed, {self.failed} failed"
+
+    def finish(self, suite):
+        """Print the closing line and exit: 1 if any check failed, else 0."""
+        if self.figures_dir is not None:
+            with open(os.path.join(self.figures_dir, f"{suite}-figures.txt"), "w") as f:
+                f.write("\n".join(self.figures) + "\n")
+        log(self.summary(suite))
+        sys.exit(1 if self.failed else 0)

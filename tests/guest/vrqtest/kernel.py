@@ -1,0 +1,96 @@
+"""What the kernel says: sched_ext's state and the loaded ops, its tick rate, problems and scheduler
+exits in its log, CPU hotplug."""
+
+import os
+import re
+import subprocess
+
+from .env import nr_cpus
+
+SCX_SYSFS = "/sys/kernel/sched_ext"
+
+
+def scx_state():
+    try:
+        with open(f"{SCX_SYSFS}/state") as f:
+            return f.read().strip()
+    except OSError:
+        return "missing"
+
+
+def scx_ops():
+    try:
+        with open(f"{SCX_SYSFS}/root/ops") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def kernel_hz():
+    """CONFIG_HZ of the running kernel: sched_ext sees slice expiry at these ticks."""
+    try:
+        with open(f"/boot/config-{os.uname().release}") as f:
+            for line in f:
+                if line.startswith("CONFIG_HZ="):
+                    return int(line.split("=")[1])
+    except OSError:
+        pass
+    return 250
+
+
+def kernel_log_problems(since_lines=0):
+    """BUG / WARNING / stall / sched_ext error lines in the kernel log after line `since_lines`."""
+    out = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[since_lines:]
+    # "stall" as a word: RCU and sched_ext stall reports, not "Installing ..."
+    bad = re.compile(r"BUG:|WARNING:|\bstall|Oops")
+    problems = []
+    for line in out:
+        if bad.search(line):
+            problems.append(line.strip())
+        elif "sched_ext" in line and "error" in line.lower():
+            problems.append(line.strip())
+    return problems
+
+
+def dmesg_len():
+    return len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
+
+
+# sched_ext logs every exit of a BPF scheduler as `sched_ext: BPF scheduler "NAME" disabled (REASON)`.
+# These reasons are exits someone asked for: the loader unregistering (Ctrl-C, SIGTERM, SIGKILL closing
+# its link) and the kernel asking for a restart (CPU hotplug). Anything else -- "runtime error",
+# "scx_bpf_error", "runnable task stall" -- is an ejection.
+ASKED_EXIT_REASONS = ("unregistered from user space",)
+KERNEL_RESTART_REASON = "unregistered from the main kernel"
+
+
+def scx_exits(since_lines=0):
+    """(ops name, reason) of every BPF scheduler exit the kernel logged after line `since_lines`."""
+    exits = []
+    out = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[since_lines:]
+    for line in out:
+        if "sched_ext: BPF scheduler" in line and "disabled (" in line:
+            name = line.split('"')[1] if line.count('"') >= 2 else "?"
+            reason = line.rsplit("disabled (", 1)[1].rstrip().rstrip(")")
+            exits.append((name, reason))
+    return exits
+
+
+def ejections(since_lines=0, restarts_expected=False):
+    """Exits of the scheduler nobody asked for since `since_lines`. A kernel-asked restart counts as
+    asked only where the test caused one (CPU hotplug)."""
+    asked = ASKED_EXIT_REASONS + ((KERNEL_RESTART_REASON,) if restarts_expected else ())
+    return [f"{name}: {reason}" for name, reason in scx_exits(since_lines) if reason not in asked]
+
+
+def set_cpu_online(cpu, online):
+    with open(f"/sys/devices/system/cpu/cpu{cpu}/online", "w") as f:
+        f.write("1" if online else "0")
+
+
+def hotpluggable_cpu():
+    """The highest-numbered CPU that can go offline, or None."""
+    for cpu in range(nr_cpus() - 1, 0, -1):
+        if os.path.exists(f"/sys/devices/system/cpu/cpu{cpu}/online"):
+            return cpu
+    return None

@@ -1,0 +1,103 @@
+"""Loads the tests run and what they got: CPU hogs, the sched_ext CI stress, CPU time, performance
+levels injected through scx_vrq's test_cpuperf map."""
+
+import os
+import signal
+import subprocess
+import time
+
+from .bpfmap import BpfMap
+from .env import nr_cpus
+
+HOG = "while :; do :; done"
+
+
+def start_hog(cpu=None, nice=0, idle=False):
+    cmd = []
+    if cpu is not None:
+        cmd += ["taskset", "-c", str(cpu)]
+    if idle:
+        cmd += ["chrt", "-i", "0"]
+    cmd += ["nice", "-n", str(nice), "/bin/sh", "-c", HOG]
+    return subprocess.Popen(cmd)
+
+
+def ci_stress_cmd(secs, n=None, extra=()):
+    """The sched_ext project's CI stress as a command line: the stress-ng load the scx repository's CI
+    'test' job runs every scheduler under (N CPU, N fork and N affinity workers, --aggressive),
+    scaled to this guest -- N = its CPUs unless given -- for `secs` seconds. `extra`: stress-ng options
+    a test adds to it. tests/guest/scheduler_tests.py, reliability_tests.py and topology_tests.py run
+    it; docs/design.md quotes it."""
+    n = str(nr_cpus() if n is None else n)
+    return ["stress-ng", "-t", str(secs), "--aggressive", "-M", "-c", n, "-f", n, "--affinity", n,
+            "--affinity-delay", "1", "--affinity-pin", *extra, "--quiet"]
+
+
+def runtime_ns(pid):
+    """CPU time the task has received, from /proc/PID/schedstat."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
+def stop_all(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    for p in procs:
+        p.wait()
+
+
+def kill_groups(procs):
+    """SIGKILL the process group each of `procs` leads (started with setsid / start_new_session, so
+    that its whole tree goes) and reap the leaders; None entries and groups already gone are skipped."""
+    for p in procs:
+        if p is None:
+            continue
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def cpu_times(pids):
+    """CPU time (ns) of each pid now; 0 for a pid that is gone."""
+    out = []
+    for p in pids:
+        try:
+            out.append(runtime_ns(p))
+        except OSError:
+            out.append(0)
+    return out
+
+
+def stalled_tasks(pids, secs):
+    """The pids (CPU-bound tasks) that got no CPU time at all over the next `secs` seconds: runnable
+    but unscheduled."""
+    start = cpu_times(pids)
+    time.sleep(secs)
+    return [p for p, s, e in zip(pids, start, cpu_times(pids)) if e <= s]
+
+
+# Performance levels the placement tests and bench/migration-check inject (of VRQ_PERF_ONE = 1024): a
+# scaled CPU at 30% of its maximum, a warm one at full speed.
+PERF_SCALED, PERF_FULL = 300, 1024
+
+
+def inject_perf(scaled):
+    """Give the CPUs in `scaled` a low performance level and the others full speed, through the
+    scheduler's test_cpuperf map; then visit every CPU, so that each one looks at its level again
+    (a CPU re-reads its own on its tick and when it looks for work -- an idle one does neither)."""
+    m = BpfMap("test_cpuperf")
+    try:
+        for cpu in range(nr_cpus()):
+            m.update_u32(cpu, PERF_SCALED if cpu in scaled else PERF_FULL)
+    finally:
+        m.close()
+    mask = os.sched_getaffinity(0)
+    for cpu in range(nr_cpus()):
+        os.sched_setaffinity(0, {cpu})
+        end = time.monotonic() + 0.02
+        while time.monotonic() < end:
+            pass
+    os.sched_setaffinity(0, mask)
