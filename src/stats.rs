@@ -112,6 +112,7 @@ vrq_metrics! {
     floor_gave_way = vrq_stat_VRQ_STAT_FLOOR_GAVE_WAY: "Slices below --min-slice-us: the floor would have held a round past half the watchdog",
     round_over = vrq_stat_VRQ_STAT_ROUND_OVER: "Slices at the shortest the slice timer ends with the round still past half the watchdog",
     target_shrunk = vrq_stat_VRQ_STAT_TARGET_SHRUNK: "Slices shortened to the target latency (--target-latency-ms)",
+    turn_ended = vrq_stat_VRQ_STAT_TURN_ENDED: "Turns ended for a waiting woken task: they had lasted the target's turn (--target-latency-ms)",
     wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT: "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
     sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF: "Sync wake-ups run on the waker's CPU (--sync-handoff)",
     preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL: "Wake-up preemptions of the CPU handling the wake-up (--preempt-local)",
@@ -182,7 +183,7 @@ impl Metrics {
         writeln!(
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
-             floorgave:{} roundover:{} target:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
+             floorgave:{} roundover:{} target:{} turnend:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
              freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
             self.enqueues,
             self.new_deadlines,
@@ -195,6 +196,7 @@ impl Metrics {
             self.floor_gave_way,
             self.round_over,
             self.target_shrunk,
+            self.turn_ended,
             self.wake_credit,
             self.sync_handoff,
             self.preempt_local,

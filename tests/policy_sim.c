@@ -2,9 +2,9 @@
 /*
  * policy-sim: print the CPU share the deadline model predicts for hogs sharing one CPU.
  *   policy-sim [--target-ms T --cpus N] RR_MS TICK_MS SECONDS IDLE_BOUND_MS TASK...   TASK = nice[:idle]
- * --target-ms / --cpus: the scheduler's --target-latency-ms and the machine's CPU count. With the hogs
- * the only tasks waiting, the queues' clock runs at vrq_clock_rate()'s rate and the slice timer ends
- * the shortened turns on time (simulated with 10 us ticks).
+ * --target-ms / --cpus: the scheduler's --target-latency-ms and the machine's CPU count. Only woken
+ * tasks waiting speed the queues' clock up (vrq_clock_waiters), and hogs never wake: at any target
+ * they share a CPU as they do without one (the model the scheduler tests compare with).
  * Prints one line per task: "<nice>[:idle] <share 0..1>".
  */
 #include <stdio.h>
@@ -42,8 +42,9 @@ int main(int argc, char **argv)
 	}
 	rr_ns = strtoull(argv[a], NULL, 10) * VRQ_NSEC_PER_MSEC;
 	tick_ns = strtoull(argv[a + 1], NULL, 10) * VRQ_NSEC_PER_MSEC;
-	/* one task runs, the others wait */
-	rate = vrq_clock_rate(rr_ns, target_ms * VRQ_NSEC_PER_MSEC, n > 1 ? n - 1 : 0, nr_cpus);
+	/* one task runs, the others wait; they are hogs, requeued after each turn, never woken: none of
+	 * them counts toward the target latency's clock rate (vrq_clock_waiters) */
+	rate = vrq_clock_rate(rr_ns, target_ms * VRQ_NSEC_PER_MSEC, vrq_clock_waiters(0, n > 1 ? n - 1 : 0), nr_cpus);
 	if (rate > VRQ_RATE_ONE)
 		tick_ns = 10 * VRQ_NSEC_PER_USEC;
 	sim_run_at_rate(t, n, rr_ns, tick_ns, strtoull(argv[a + 2], NULL, 10) * 1000ULL * VRQ_NSEC_PER_MSEC,

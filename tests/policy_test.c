@@ -205,6 +205,21 @@ static void test_target_latency(void)
 	/* huge queues do not overflow the rate */
 	CHECK(vrq_clock_rate(MS(1000), MS(1), ~0ULL / 2, 1) == 8 * 1000 * VRQ_RATE_ONE);
 
+	/* only woken tasks waiting set the rate: none (hogs requeued after their turn) is real time; a
+	 * count that raced below 0 is none; more than the queues hold is what they hold */
+	CHECK(vrq_clock_waiters(0, 5) == 0);
+	CHECK(vrq_clock_waiters(-2, 5) == 0);
+	CHECK(vrq_clock_waiters(3, 5) == 3);
+	CHECK(vrq_clock_waiters(9, 5) == 5);
+	CHECK(vrq_clock_rate(MS(6), MS(3), vrq_clock_waiters(0, 1), 2) == VRQ_RATE_ONE);
+	/* a turn under way is over once it lasted the turn at the rate: 1 woken waiting on 2 CPUs at
+	 * 3 ms is 4x, 1.5 ms; never at real time, however long the run */
+	r = vrq_clock_rate(MS(6), MS(3), vrq_clock_waiters(1, 1), 2);
+	CHECK(r == 4 * VRQ_RATE_ONE);
+	CHECK(!vrq_turn_over(US(1499), MS(6), r));
+	CHECK(vrq_turn_over(US(1500), MS(6), r));
+	CHECK(!vrq_turn_over(MS(60), MS(6), VRQ_RATE_ONE));
+
 	/* the offset's slice, in clock time: rr_interval for a shortened turn, a lone task, a kernel
 	 * thread alike; the slice itself at real time and for the long-queue rules' shorter turns */
 	CHECK(vrq_offset_slice(MS(2), MS(6), 3 * VRQ_RATE_ONE) == MS(6));

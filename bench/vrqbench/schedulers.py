@@ -47,8 +47,9 @@ SCHEDULERS = {
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
-    # the faster queue clock at 3 ms (shorter turns under saturation; off by default for its build cost)
+    # the target latency at 3 ms (the default is 2 ms), and off: BFS's turns, the wake-up rules on
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},
+    "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
 }
 
 # what `bench run` compares when --schedulers is not given

@@ -98,6 +98,7 @@ enum vrq_stat {
 	VRQ_STAT_FLOOR_GAVE_WAY,	/* slice below --min-slice-us: the floor would hold the round past half the watchdog */
 	VRQ_STAT_ROUND_OVER,		/* ... and even the shortest slice leaves the round past half the watchdog */
 	VRQ_STAT_TARGET_SHRUNK,		/* slice shortened to the target latency (--target-latency-ms) */
+	VRQ_STAT_TURN_ENDED,		/* a waiting woken task ended a turn that had lasted the target's turn */
 	VRQ_STAT_WAKE_CREDIT,		/* woken with its deadline passed: new deadline backdated (--wake-credit) */
 	VRQ_STAT_SYNC_HANDOFF,		/* sync wake-up run on the waker's CPU (--sync-handoff) */
 	VRQ_STAT_PREEMPT_LOCAL,		/* ... of which the CPU handling the wake-up (--preempt-local) */

@@ -61,6 +61,12 @@ u64 clock_rate = VRQ_RATE_ONE;	/* its rate since then */
  * loop converge (the program was refused, E2BIG); a global reads back as any value.
  */
 u64 clock_waiting;
+/*
+ * Woken tasks waiting for a CPU (policy.h: vrq_clock_waiters), the count that sets the clock's rate:
+ * enqueue counts a task queued by its wake-up (task_ctx.clock_woken), running and quiescent uncount it.
+ * clock_update resets it when the queues are empty, so that a miscount does not outlive a busy spell.
+ */
+s64 woken_waiting;
 #define CLOCK_UPDATE_NS VRQ_NSEC_PER_MSEC
 
 struct {
@@ -106,6 +112,9 @@ struct cpu_ctx {
 	/* short slices: which run of this CPU the slice timer was armed for (see slice_timer_fired) */
 	u64 run_seq;				/* start_run bumps it for every run */
 	u64 timer_seq;				/* the run_seq start_run armed the timer for */
+	u64 run_started;			/* when the current run began (start_run); with a target
+						 * latency, find_cpu_for ends the longest turn for a
+						 * waiting woken task */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
@@ -230,6 +239,9 @@ struct task_ctx {
 	u8 yielded;		/* yield -> stopping: it called sched_yield(), so leaving is
 				 * voluntary (not sticky). yield writes it; stopping (mark_sticky)
 				 * reads and clears it */
+	u8 clock_woken;		/* target latency, enqueue -> running / quiescent: queued by its
+				 * wake-up and counted in woken_waiting. enqueue (count_woken_wait)
+				 * sets it; running and quiescent (uncount_woken_wait) clear it */
 	struct lat_marks lat;	/* latency histograms */
 };
 
@@ -365,7 +377,35 @@ static void clock_update(u64 now)
 		if (n > 0)
 			clock_waiting += n;
 	}
-	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns, clock_waiting, nr_cpus);
+	if (!clock_waiting && woken_waiting)
+		woken_waiting = 0;
+	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns,
+				    vrq_clock_waiters(woken_waiting, clock_waiting), nr_cpus);
+}
+
+/* The clock's rate for the woken tasks waiting at this moment (clock_rate follows it on the tick). */
+static __always_inline u64 woken_wait_rate(void)
+{
+	return vrq_clock_rate(rr_interval_ns, target_latency_ns, vrq_clock_waiters(woken_waiting, ~0ULL),
+			      nr_cpus);
+}
+
+/* Target latency: @p was queued by its wake-up and waits for a CPU; it counts toward the clock's rate. */
+static __always_inline void count_woken_wait(struct task_ctx *tctx, u64 enq_flags)
+{
+	if (!target_latency_ns || !(enq_flags & SCX_ENQ_WAKEUP) || tctx->clock_woken)
+		return;
+	tctx->clock_woken = 1;
+	__sync_fetch_and_add(&woken_waiting, 1);
+}
+
+/* ... and its wait is over: it runs, or it left the queue without running. */
+static __always_inline void uncount_woken_wait(struct task_ctx *tctx)
+{
+	if (!tctx->clock_woken)
+		return;
+	tctx->clock_woken = 0;
+	__sync_fetch_and_sub(&woken_waiting, 1);
 }
 
 static __always_inline s32 task_nice(const struct task_struct *p)
@@ -903,18 +943,17 @@ static void start_delay(struct task_ctx *tctx, s32 cpu, s32 scaled_cpu)
 		cctx->delay.first_at = scx_bpf_now();
 }
 
-/*
- * Enqueue, last step: a task was queued (select_cpu found no idle CPU, or it was not woken through
- * select_cpu). First wake an idle CPU that may run it (it will find the task by reading the queue
- * heads); else, on a wake-up, BFS try_preempt: preempt the allowed CPU running the largest
- * running_priodl if the waking task's priodl is smaller (or, --preempt-local, this CPU). @sync_wakeup:
- * the wake.sync hand-off, which never preempts.
- */
-static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
+/* What find_cpu_for learns from the CPUs a queued task may use, when none of them is idle. */
+struct busy_cpus {
+	u64 latest_priodl;	/* the latest running_priodl among them (BFS try_preempt's victim) ... */
+	s32 latest_cpu;		/* ... and its CPU (-1: none) */
+	u64 longest_since;	/* the earliest start of a run under way among them ... */
+	s32 longest_cpu;	/* ... and its CPU (-1: none) */
+};
+
+/* Wake an idle CPU @p may use (true: done; it will find @p by reading the queue heads), or fill @busy. */
+static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy)
 {
-	struct cpu_ctx *local_ctx;
-	u64 worst_priodl = 0;
-	s32 worst_cpu = -1, local;
 	u32 cpu;
 
 	bpf_for(cpu, 0, nr_cpus) {
@@ -925,22 +964,56 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
 		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			stat_inc(VRQ_STAT_IDLE_KICK);
-			return;
+			return true;
 		}
 		cctx = cpu_ctx_of(cpu);
-		if (cctx && cctx->running_priodl > worst_priodl) {
-			worst_priodl = cctx->running_priodl;
-			worst_cpu = cpu;
+		if (!cctx || !cctx->running_priodl)
+			continue;
+		if (cctx->running_priodl > busy->latest_priodl) {
+			busy->latest_priodl = cctx->running_priodl;
+			busy->latest_cpu = cpu;
+		}
+		if (cctx->run_started < busy->longest_since) {
+			busy->longest_since = cctx->run_started;
+			busy->longest_cpu = cpu;
 		}
 	}
-	if (!wakeup)
+	return false;
+}
+
+/*
+ * Target latency, for a woken task that waits and preempted nobody: the longest turn under way on the
+ * CPUs it may use ends now if it has lasted the turn at the rate the woken tasks waiting set -- what it
+ * would have been given, had it begun while they waited. Its stopping counts the slice used up
+ * (turn_over_at_stop), so it queues behind them with a new deadline.
+ */
+static __always_inline void end_longest_turn(const struct busy_cpus *busy)
+{
+	u64 now = scx_bpf_now();
+
+	if (!target_latency_ns || busy->longest_cpu < 0 || (s64)(now - busy->longest_since) <= 0)
 		return;
+	if (vrq_turn_over(now - busy->longest_since, rr_interval_ns, woken_wait_rate())) {
+		scx_bpf_kick_cpu(busy->longest_cpu, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_TURN_ENDED);
+	}
+}
+
+/*
+ * A woken task found no idle CPU: BFS try_preempt -- preempt the allowed CPU running the latest
+ * running_priodl if the waking task's priodl is earlier (--preempt-local: this CPU first, if it may);
+ * failing that, with a target latency, end the longest turn that has run its course. @sync_wakeup: the
+ * wake.sync hand-off, which never preempts (nor does SCHED_BATCH).
+ */
+static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wakeup, const struct busy_cpus *busy)
+{
+	s32 local = bpf_get_smp_processor_id();
+	struct cpu_ctx *local_ctx = cpu_ctx_of(local);
+
 	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
 		return;
 	}
-	local = bpf_get_smp_processor_id();
-	local_ctx = cpu_ctx_of(local);
 	if (local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
 					   local_ctx->running_priodl)) {
 		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
@@ -948,10 +1021,25 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
 		stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 		return;
 	}
-	if (worst_cpu >= 0 && vrq_should_preempt(priodl, worst_priodl)) {
-		scx_bpf_kick_cpu(worst_cpu, SCX_KICK_PREEMPT);
+	if (busy->latest_cpu >= 0 && vrq_should_preempt(priodl, busy->latest_priodl)) {
+		scx_bpf_kick_cpu(busy->latest_cpu, SCX_KICK_PREEMPT);
 		stat_inc(VRQ_STAT_PREEMPT_KICK);
+		return;
 	}
+	end_longest_turn(busy);
+}
+
+/*
+ * Enqueue, last step: a task was queued (select_cpu found no idle CPU, or it was not woken through
+ * select_cpu). Wake an idle CPU that may run it; else, if it woke, preempt for it (preempt_for_wakeup).
+ */
+static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sync_wakeup)
+{
+	struct busy_cpus busy = { .latest_cpu = -1, .longest_since = ~0ULL, .longest_cpu = -1 };
+
+	if (kick_idle_or_survey(p, &busy) || !wakeup)
+		return;
+	preempt_for_wakeup(p, priodl, sync_wakeup, &busy);
 }
 
 /*
@@ -1025,6 +1113,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
+	count_woken_wait(tctx, enq_flags);
 	if (hold_for_delay(tctx, cpu))
 		return;
 	/*
@@ -1281,6 +1370,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	u64 slice;
 
 	cctx->run_seq++;
+	cctx->run_started = tctx->last_charged;
 	slice = task_slice(p, q, clock_rate, NULL);
 	if (slice >= rr_interval_ns)
 		return;
@@ -1366,6 +1456,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	tctx->last_charged = scx_bpf_now();
 	lat_wait_ends(p, tctx, tctx->last_charged);
 	tctx->wake.sync = 0;		/* that wake-up is over, enqueued or not */
+	uncount_woken_wait(tctx);
 	sticky_ends(tctx, cpu);
 	delayed_task_runs(tctx);
 	if (cctx)
@@ -1456,6 +1547,21 @@ static __always_inline void mark_sticky(struct task_struct *p, struct task_ctx *
 }
 
 /*
+ * Target latency: @p leaves its CPU still runnable while woken tasks wait, after a run as long as the
+ * turn their wait sets (vrq_turn_over; end_longest_turn's kick, or a deadline preemption): its slice is
+ * used up, so it gets a new deadline when queued instead of coming straight back with the old one.
+ * Kernel threads keep rr_interval (vrq_task_slice).
+ */
+static __always_inline void turn_over_at_stop(struct task_struct *p, struct task_ctx *tctx,
+					      struct cpu_ctx *cctx, u64 now, bool runnable)
+{
+	if (!target_latency_ns || !runnable || !cctx || (p->flags & PF_KTHREAD) || tctx->time_slice <= 0)
+		return;
+	if (vrq_turn_over(now - cctx->run_started, rr_interval_ns, woken_wait_rate()))
+		tctx->time_slice = 0;
+}
+
+/*
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
  * Steps: charge its time_slice; its run ends (latency histograms: lat); asleep with its slice used up:
  * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
@@ -1470,6 +1576,7 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 now = scx_bpf_now();
 
 		charge_slice(tctx, now);
+		turn_over_at_stop(p, tctx, cctx, now, runnable);
 		lat_run_ends(p, tctx, now, runnable);
 		renew_before_sleep(p, tctx, runnable);
 		mark_sticky(p, tctx, runnable);
@@ -1561,7 +1668,10 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 	struct task_ctx *tctx;
 	s64 *n;
 
-	if (group_mode == VRQ_GROUP_OFF || !(tctx = task_ctx_of(p)) || !tctx->group)
+	if (!(tctx = task_ctx_of(p)))
+		return;
+	uncount_woken_wait(tctx);
+	if (group_mode == VRQ_GROUP_OFF || !tctx->group)
 		return;
 	n = bpf_map_lookup_elem(&group_runnable, &tctx->group);
 	if (n && *n > 0)

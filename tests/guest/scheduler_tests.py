@@ -14,7 +14,7 @@ import os
 import subprocess
 import time
 
-from vrqtest import (HOG, POLICY_SIM, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
+from vrqtest import (HOG, POLICY_SIM, REPO, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
                      kernel_log_problems, kill_groups, loaded, log, nr_cpus, predicted_shares, runtime_ns, scx_ops,
                      scx_state, start_hog, stop_all)
 
@@ -199,6 +199,35 @@ def test_fork_depth_penalty(r, secs):
     r.check("fork-depth/on: the deeper hog yields", shares[True] > 0.7, f"{shares[True]:.3f}")
 
 
+def test_target_latency(r, secs, target_ms=2):
+    """--target-latency-ms: the queues' clock speeds up only while a woken task waits. Two CPU hogs
+    pinned to one CPU never wake: no turn is shortened or ended for them (BFS's turns, and the share
+    model). A request/worker load (bench/src/reqlat: one message thread waking 2 workers per CPU) has
+    woken tasks waiting: turns are shortened or ended for them."""
+    cpu = nr_cpus() - 1
+    reqlat = os.path.join(REPO, "target", "bench", "reqlat")
+    with loaded("--target-latency-ms", str(target_ms), name=f"target-{target_ms}"), Stats() as stats:
+        hogs = [start_hog(cpu=cpu), start_hog(cpu=cpu)]
+        try:
+            time.sleep(1)
+            stats.read()
+            time.sleep(secs)
+            c_hogs = stats.read()
+        finally:
+            stop_all(hogs)
+        stats.read()
+        out = subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
+                             timeout=secs * 10 + 60).stdout.strip()
+        c_req = stats.read()
+    hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shrunk", "turn_ended")}
+    req_counts = {k: c_req.get(k, 0) for k in ("target_shrunk", "turn_ended")}
+    r.check(f"target {target_ms} ms/two pinned hogs: no turn shortened or ended", not any(hog_counts.values()),
+            f"{hog_counts} in {secs} s")
+    r.check(f"target {target_ms} ms/request-worker load: turns shortened or ended for woken tasks",
+            sum(req_counts.values()) > 0, f"{req_counts} ({out})")
+    r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}")
+
+
 def deepest_descendant(pid):
     """The last descendant down a chain of single children (the CPU hog at the bottom)."""
     while True:
@@ -269,6 +298,7 @@ def main():
     test_yield_type(r, opts.share_secs // 2)
     test_group_accounting(r, opts.share_secs // 2)
     test_fork_depth_penalty(r, opts.share_secs // 2)
+    test_target_latency(r, opts.share_secs // 2)
     r.finish("scheduler")
 
 
