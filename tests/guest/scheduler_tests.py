@@ -201,8 +201,8 @@ def test_fork_depth_penalty(r, secs):
 
 def test_target_latency(r, secs, target_ms=2):
     """--target-latency-ms: the queues' clock speeds up only while a woken task waits. Two CPU hogs
-    pinned to one CPU never wake: no turn is shortened or ended for them (BFS's turns, and the share
-    model). A request/worker load (bench/src/reqlat: one message thread waking 2 workers per CPU) has
+    pinned to one CPU never wake: their turns are BFS's, as the share model has them (the form that
+    counted every waiting task shortened every one). A request/worker load (bench/src/reqlat: one message thread waking 2 workers per CPU) has
     woken tasks waiting: turns are shortened or ended for them."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
@@ -221,8 +221,11 @@ def test_target_latency(r, secs, target_ms=2):
         c_req = stats.read()
     hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shrunk", "turn_ended")}
     req_counts = {k: c_req.get(k, 0) for k in ("target_shrunk", "turn_ended")}
-    r.check(f"target {target_ms} ms/two pinned hogs: no turn shortened or ended", not any(hog_counts.values()),
-            f"{hog_counts} in {secs} s")
+    # The hogs take about secs / rr_interval turns. A kernel thread or the test's own tasks, woken while
+    # they run, may shorten a few of them, as the rule says; counting every waiting task shortened all.
+    turns = secs * 1000 // 6
+    r.check(f"target {target_ms} ms/two pinned hogs: next to no turn shortened or ended (< 2% of ~{turns})",
+            sum(hog_counts.values()) < turns // 50, f"{hog_counts} in {secs} s")
     r.check(f"target {target_ms} ms/request-worker load: turns shortened or ended for woken tasks",
             sum(req_counts.values()) > 0, f"{req_counts} ({out})")
     r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}")
