@@ -32,18 +32,23 @@ def test_load(r, sched, mode):
     r.check(f"{mode}/load", sched.loaded(), f"state={scx_state()} ops={scx_ops()}")
 
 
+def counters_while(stats, procs, settle, secs):
+    """scx_vrq's counters over `secs` seconds while `procs` run, counted from `settle` seconds after
+    they start; the processes are stopped after, whatever happens."""
+    try:
+        time.sleep(settle)
+        stats.read()
+        time.sleep(secs)
+        return stats.read()
+    finally:
+        stop_all(procs)
+
+
 def test_lone_task(r, sched, mode, secs=3):
     """A CPU hog with nothing else waiting keeps its CPU: its slice is renewed on the tick, with no
     trip through schedule() and dispatch to pick it again (slice_renewed, not keep_last)."""
     with Stats() as stats:
-        hog = start_hog()
-        try:
-            time.sleep(0.5)
-            stats.read()
-            time.sleep(secs)
-            c = stats.read()
-        finally:
-            stop_all([hog])
+        c = counters_while(stats, [start_hog()], 0.5, secs)
     renewed, kept = c.get("slice_renewed", 0), c.get("keep_last", 0)
     # (--queue cpu renews less: a task waiting on the other CPU's queue could be stolen, so it counts)
     r.check(f"{mode}/lone hog's slice renewed on the tick, not rescheduled", renewed >= 100 and renewed > kept,
@@ -207,14 +212,7 @@ def test_target_latency(r, secs, target_ms=2):
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
     with loaded("--target-latency-ms", str(target_ms), name=f"target-{target_ms}"), Stats() as stats:
-        hogs = [start_hog(cpu=cpu), start_hog(cpu=cpu)]
-        try:
-            time.sleep(1)
-            stats.read()
-            time.sleep(secs)
-            c_hogs = stats.read()
-        finally:
-            stop_all(hogs)
+        c_hogs = counters_while(stats, [start_hog(cpu=cpu), start_hog(cpu=cpu)], 1, secs)
         stats.read()
         out = subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
                              timeout=secs * 10 + 60).stdout.strip()

@@ -10,20 +10,21 @@ from .env import nr_cpus
 SCX_SYSFS = "/sys/kernel/sched_ext"
 
 
-def scx_state():
+def _sysfs(name, missing):
+    """The stripped text of sched_ext's sysfs file `name`, or `missing` where it cannot be read."""
     try:
-        with open(f"{SCX_SYSFS}/state") as f:
+        with open(f"{SCX_SYSFS}/{name}") as f:
             return f.read().strip()
     except OSError:
-        return "missing"
+        return missing
+
+
+def scx_state():
+    return _sysfs("state", "missing")
 
 
 def scx_ops():
-    try:
-        with open(f"{SCX_SYSFS}/root/ops") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
+    return _sysfs("root/ops", "")
 
 
 def kernel_hz():
