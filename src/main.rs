@@ -158,6 +158,7 @@ impl<'a> Scheduler<'a> {
         rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
         rodata.max_round_ns = opts.max_round_ms * 1_000_000;
         rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
+        rodata.target_floor_ns = opts.target_floor_us * 1000;
         rodata.wake_credit_pct = opts.wake_credit;
         rodata.sync_handoff = opts.sync_handoff;
         rodata.preempt_local = opts.preempt_local;
@@ -175,7 +176,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms target_floor={}us wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -184,6 +185,7 @@ impl<'a> Scheduler<'a> {
             opts.max_round_ms,
             opts.min_slice_us,
             opts.target_latency_ms,
+            opts.target_floor_us,
             opts.wake_credit,
             opts.sync_handoff,
             opts.preempt_local,
@@ -433,6 +435,13 @@ fn main() {
         eprintln!(
             "{SCHEDULER_NAME}: --min-slice-us {} is longer than --rr-interval-ms {} (see --help)",
             opts.min_slice_us, opts.rr_interval_ms
+        );
+        std::process::exit(2);
+    }
+    if opts.target_floor_us > opts.rr_interval_ms * 1000 {
+        eprintln!(
+            "{SCHEDULER_NAME}: --target-floor-us {} is longer than --rr-interval-ms {} (see --help)",
+            opts.target_floor_us, opts.rr_interval_ms
         );
         std::process::exit(2);
     }

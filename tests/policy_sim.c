@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 	tick_ns = strtoull(argv[a + 1], NULL, 10) * VRQ_NSEC_PER_MSEC;
 	/* one task runs, the others wait; they are hogs, requeued after each turn, never woken: none of
 	 * them counts toward the target latency's clock rate (vrq_clock_waiters) */
-	rate = vrq_clock_rate(rr_ns, target_ms * VRQ_NSEC_PER_MSEC, vrq_clock_waiters(0, n > 1 ? n - 1 : 0), nr_cpus);
+	rate = vrq_clock_rate(rr_ns, target_ms * VRQ_NSEC_PER_MSEC, 1000 * VRQ_NSEC_PER_USEC, vrq_clock_waiters(0, n > 1 ? n - 1 : 0), nr_cpus);
 	if (rate > VRQ_RATE_ONE)
 		tick_ns = 10 * VRQ_NSEC_PER_USEC;
 	sim_run_at_rate(t, n, rr_ns, tick_ns, strtoull(argv[a + 2], NULL, 10) * 1000ULL * VRQ_NSEC_PER_MSEC,

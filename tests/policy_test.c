@@ -159,7 +159,7 @@ static void test_floor_gives_way(void)
 
 /*
  * Target latency: while tasks wait, the queues' clock runs faster so that the runnable tasks per CPU
- * each get a turn (rr_interval of clock time) within the target, down to turns of target / 8; the
+ * each get a turn (rr_interval of clock time) within the target, down to the floor's turn; the
  * long-queue rules take over beyond that. Deadline offsets stay rr_interval's in clock time.
  */
 static void test_target_latency(void)
@@ -168,42 +168,55 @@ static void test_target_latency(void)
 	u64 r;
 
 	/* off, or nothing waits: real time */
-	CHECK(vrq_clock_rate(MS(6), 0, 4, 2) == VRQ_RATE_ONE);
-	CHECK(vrq_clock_rate(MS(6), MS(6), 0, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), 0, US(250), 4, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(6), US(750), 0, 2) == VRQ_RATE_ONE);
 	/* 4 waiting on 2 CPUs: 3 runnable per CPU, 3 x 6 ms / 6 ms: the clock runs 3x, turns of 2 ms */
-	r = vrq_clock_rate(MS(6), MS(6), 4, 2);
+	r = vrq_clock_rate(MS(6), MS(6), US(750), 4, 2);
 	CHECK(r == 3 * VRQ_RATE_ONE);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 4, 2, &why) == MS(2) && why == VRQ_SLICE_TARGET);
 	/* 1 waiting on 2 CPUs counts as one more per CPU: turns of 3 ms */
-	r = vrq_clock_rate(MS(6), MS(6), 1, 2);
+	r = vrq_clock_rate(MS(6), MS(6), US(750), 1, 2);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 1, 2, &why) == MS(3) && why == VRQ_SLICE_TARGET);
 	/* 100 waiting: capped at 8x, turns of 6 ms / 8 = 750 us */
-	r = vrq_clock_rate(MS(6), MS(6), 100, 2);
+	r = vrq_clock_rate(MS(6), MS(6), US(750), 100, 2);
 	CHECK(r == 8 * VRQ_RATE_ONE);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 100, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
 	/* target 3 ms, 3 runnable per CPU: 6x, turns of 1 ms; the cap is 16x (turns of 375 us) */
-	CHECK(vrq_clock_rate(MS(6), MS(3), 4, 2) == 6 * VRQ_RATE_ONE);
-	CHECK(vrq_clock_rate(MS(6), MS(3), 1000, 2) == 16 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), 4, 2) == 6 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), 1000, 2) == 16 * VRQ_RATE_ONE);
 	/* a queue with nothing waiting keeps rr_interval whatever the rate (nothing waits there) */
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 6 * VRQ_RATE_ONE, 0, 2, &why) == MS(6) &&
 	      why == VRQ_SLICE_FULL);
 	/* a target above what the queue needs changes nothing */
-	CHECK(vrq_clock_rate(MS(6), MS(100), 4, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(100), US(750), 4, 2) == VRQ_RATE_ONE);
 	/* long queues: the round rule takes over below the target's floor, as before */
-	r = vrq_clock_rate(MS(6), MS(6), 10000, 2);
+	r = vrq_clock_rate(MS(6), MS(6), US(750), 10000, 2);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
-	r = vrq_clock_rate(MS(6), MS(6), 100000, 2);
+	r = vrq_clock_rate(MS(6), MS(6), US(750), 100000, 2);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 100000, 2, &why) == US(100) &&
 	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
 	/* continuous where the rules meet: 1,333 per CPU x 750 us = 1 s */
-	r = vrq_clock_rate(MS(6), MS(6), 2666, 2);
+	r = vrq_clock_rate(MS(6), MS(6), US(750), 2666, 2);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 2666, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 2800, 2, &why) == MS(1000) / 1400 &&
 	      why == VRQ_SLICE_FIT_ROUND);
 	/* kernel threads keep rr_interval */
 	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 3 * VRQ_RATE_ONE, 4, 2, 1, NULL) == MS(6));
 	/* huge queues do not overflow the rate */
-	CHECK(vrq_clock_rate(MS(1000), MS(1), ~0ULL / 2, 1) == 8 * 1000 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(1000), MS(1), US(125), ~0ULL / 2, 1) == 8 * 1000 * VRQ_RATE_ONE);
+
+	/* the floor caps the rate whatever the target: 160 woken waiting on 2 CPUs at 2 ms would be 243x,
+	 * turns of 25 us; a 1 ms floor holds them at 1 ms (6x), a 250 us one at 250 us (24x) */
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 160, 2) == 6 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(2), US(250), 160, 2) == 24 * VRQ_RATE_ONE);
+	r = vrq_clock_rate(MS(6), MS(2), MS(1), 160, 2);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 160, 2, &why) == MS(1) && why == VRQ_SLICE_TARGET);
+	/* below the floor's cap the target rules: 2 woken on 2 CPUs at 2 ms is 2 x 3 = 6x either way */
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2) == 6 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(2), US(500), 2, 2) == 6 * VRQ_RATE_ONE);
+	/* a floor of rr_interval or more leaves nothing to shorten: real time */
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(6), 160, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(7), 160, 2) == VRQ_RATE_ONE);
 
 	/* only woken tasks waiting set the rate: none (hogs requeued after their turn) is real time; a
 	 * count that raced below 0 is none; more than the queues hold is what they hold */
@@ -211,10 +224,10 @@ static void test_target_latency(void)
 	CHECK(vrq_clock_waiters(-2, 5) == 0);
 	CHECK(vrq_clock_waiters(3, 5) == 3);
 	CHECK(vrq_clock_waiters(9, 5) == 5);
-	CHECK(vrq_clock_rate(MS(6), MS(3), vrq_clock_waiters(0, 1), 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), vrq_clock_waiters(0, 1), 2) == VRQ_RATE_ONE);
 	/* a turn under way is over once it lasted the turn at the rate: 1 woken waiting on 2 CPUs at
 	 * 3 ms is 4x, 1.5 ms; never at real time, however long the run */
-	r = vrq_clock_rate(MS(6), MS(3), vrq_clock_waiters(1, 1), 2);
+	r = vrq_clock_rate(MS(6), MS(3), US(375), vrq_clock_waiters(1, 1), 2);
 	CHECK(r == 4 * VRQ_RATE_ONE);
 	CHECK(!vrq_turn_over(US(1499), MS(6), r));
 	CHECK(vrq_turn_over(US(1500), MS(6), r));

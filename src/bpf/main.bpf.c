@@ -25,6 +25,7 @@ const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 0;	/* 0: off (BFS: rr_interval however many wait) */
+const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
 const volatile u32 wake_credit_pct = 50;		/* 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
@@ -379,15 +380,15 @@ static void clock_update(u64 now)
 	}
 	if (!clock_waiting && woken_waiting)
 		woken_waiting = 0;
-	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns,
+	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
 				    vrq_clock_waiters(woken_waiting, clock_waiting), nr_cpus);
 }
 
 /* The clock's rate for the woken tasks waiting at this moment (clock_rate follows it on the tick). */
 static __always_inline u64 woken_wait_rate(void)
 {
-	return vrq_clock_rate(rr_interval_ns, target_latency_ns, vrq_clock_waiters(woken_waiting, ~0ULL),
-			      nr_cpus);
+	return vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
+			      vrq_clock_waiters(woken_waiting, ~0ULL), nr_cpus);
 }
 
 /* Target latency: @p was queued by its wake-up and waits for a CPU; it counts toward the clock's rate. */

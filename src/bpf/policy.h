@@ -246,8 +246,6 @@ enum vrq_slice_rule {
 	VRQ_SLICE_ROUND_OVER	= 4,	/* at VRQ_SLICE_TIMER_MIN_NS and the round still past the safe round */
 };
 
-/* Rule 1's floor: a turn of at least target / 8, as CFS's min_granularity was its sched_latency / 8. */
-#define VRQ_TARGET_FLOOR_DIV 8
 /* Fixed point of the queue clock's rate: VRQ_RATE_ONE is real time. */
 #define VRQ_RATE_ONE 1024ULL
 /* Runnable tasks per CPU beyond which the rate is at its cap anyway (keeps the products in range). */
@@ -256,24 +254,27 @@ enum vrq_slice_rule {
 /*
  * Rule 1's clock rate, from @nr_queued tasks waiting for @nr_cpus CPUs: runnable-per-CPU * rr_interval
  * / target while that exceeds 1 (the runnable tasks would take longer than the target to each get
- * rr_interval), at most rr_interval * VRQ_TARGET_FLOOR_DIV / target (turns no shorter than target / 8).
- * VRQ_RATE_ONE when @target_ns is 0 (off) or nothing waits.
+ * rr_interval), at most rr_interval / @floor_ns (turns no shorter than the floor: CFS's
+ * min_granularity beside its sched_latency). VRQ_RATE_ONE when @target_ns is 0 (off), nothing waits,
+ * or the floor is rr_interval or longer.
  */
-static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 nr_queued, u64 nr_cpus)
+static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns, u64 nr_queued, u64 nr_cpus)
 {
 	u64 runnable, rate, cap;
 
-	if (!target_ns || !nr_queued || !rr_ns)
+	if (!target_ns || !nr_queued || !rr_ns || floor_ns >= rr_ns)
 		return VRQ_RATE_ONE;
 	if (!nr_cpus)
 		nr_cpus = 1;
+	if (!floor_ns)
+		floor_ns = 1;
 	runnable = (nr_queued + nr_cpus - 1) / nr_cpus + 1;
 	if (runnable > VRQ_RATE_RUNNABLE_MAX)
 		runnable = VRQ_RATE_RUNNABLE_MAX;
 	if (runnable * rr_ns <= target_ns)
 		return VRQ_RATE_ONE;
 	rate = runnable * (rr_ns * VRQ_RATE_ONE / target_ns);
-	cap = VRQ_TARGET_FLOOR_DIV * (rr_ns * VRQ_RATE_ONE / target_ns);
+	cap = rr_ns * VRQ_RATE_ONE / floor_ns;
 	if (rate > cap)
 		rate = cap;
 	return rate < VRQ_RATE_ONE ? VRQ_RATE_ONE : rate;
