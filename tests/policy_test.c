@@ -386,6 +386,34 @@ static void test_group_deadline(void)
 	CHECK(vrq_group_deadline(0, 0, MS(6), 1000000) == VRQ_GROUP_MAX_SCALE * one);
 	/* nice still counts inside a group */
 	CHECK(vrq_group_deadline(0, 10, MS(6), 4) > vrq_group_deadline(0, 0, MS(6), 4));
+
+	/* the multiplier is the count averaged over tau: a group whose count flips between 3 and 5 every
+	 * 2 ms settles near their time-weighted mean, and every renewal rounds to the same multiplier */
+	{
+		u64 avg = 0;
+		int i;
+
+		for (i = 0; i < 40; i++)
+			avg = vrq_group_load_advance(avg, (i & 1) ? 5 : 3, MS(2), MS(6));
+		CHECK(vrq_group_scale(avg) == 4);
+		CHECK(vrq_group_scale(vrq_group_load_advance(avg, 5, MS(2), MS(6))) == 4);
+		CHECK(vrq_group_scale(vrq_group_load_advance(avg, 3, MS(2), MS(6))) == 4);
+	}
+	/* a third of tau at a new count moves the average a third of the way */
+	CHECK(vrq_group_load_advance(3 * VRQ_GROUP_LOAD_ONE, 6, MS(2), MS(6)) == 4 * VRQ_GROUP_LOAD_ONE);
+	CHECK(vrq_group_load_advance(6 * VRQ_GROUP_LOAD_ONE, 3, MS(2), MS(6)) == 5 * VRQ_GROUP_LOAD_ONE);
+	/* after tau or more, the count alone: a group idle that long starts again as one task */
+	CHECK(vrq_group_load_advance(40 * VRQ_GROUP_LOAD_ONE, 0, MS(6), MS(6)) == 0);
+	CHECK(vrq_group_scale(vrq_group_load_advance(40 * VRQ_GROUP_LOAD_ONE, 0, MS(60), MS(6))) == 1);
+	CHECK(vrq_group_load_advance(0, 32, MS(7), MS(6)) == 32 * VRQ_GROUP_LOAD_ONE);
+	/* a count that raced below 0 is none; huge counts are capped as the multiplier is */
+	CHECK(vrq_group_load_advance(0, -3, MS(6), MS(6)) == 0);
+	CHECK(vrq_group_load_advance(0, 1LL << 40, MS(6), MS(6)) == VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE);
+	CHECK(vrq_group_load_advance(~0ULL, 1LL << 40, MS(1), MS(6)) <= VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE);
+	/* never below 1, rounded to the nearest count */
+	CHECK(vrq_group_scale(0) == 1);
+	CHECK(vrq_group_scale(VRQ_GROUP_LOAD_ONE * 5 / 2) == 3);
+	CHECK(vrq_group_scale(VRQ_GROUP_LOAD_ONE * 5 / 2 - 1) == 2);
 }
 
 static void test_fork_depth(void)

@@ -178,12 +178,24 @@ struct {
 	__type(value, struct slice_timer);
 } slice_timers SEC(".maps");
 
-/* Runnable tasks per group (--group-accounting), keyed by the group's id (tgid or session id). */
+/*
+ * A group's runnable tasks (--group-accounting): @nr now, and @avg, their count averaged over about one
+ * rr_interval up to @stamp (policy.h: vrq_group_load_advance), which sets the group's deadline
+ * multiplier. @nr changes atomically; @avg and @stamp are written by whichever CPU counts a task in or
+ * out, so two CPUs at once can lose one of their updates: the average is a little off, never the count.
+ */
+struct group_load {
+	s64 nr;
+	u64 avg;
+	u64 stamp;
+};
+
+/* Keyed by the group's id (tgid or session id). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, u32);
-	__type(value, s64);
+	__type(value, struct group_load);
 } group_runnable SEC(".maps");
 
 /*
@@ -451,14 +463,23 @@ static __always_inline u32 group_of(struct task_struct *p)
 	}
 }
 
-static __always_inline u64 group_runnable_of(u32 group)
+/* Bring @g's average up to @now with the count it had since its last update. */
+static __always_inline u64 group_load_at(const struct group_load *g, u64 now)
 {
-	s64 *n;
+	u64 dt = (s64)(now - g->stamp) > 0 ? now - g->stamp : 0;
+
+	return vrq_group_load_advance(g->avg, g->nr, dt, rr_interval_ns);
+}
+
+/* The deadline multiplier of @group: its runnable tasks averaged over about one rr_interval. */
+static __always_inline u64 group_scale_of(u32 group)
+{
+	struct group_load *g;
 
 	if (!group)
 		return 1;
-	n = bpf_map_lookup_elem(&group_runnable, &group);
-	return n && *n > 0 ? *n : 1;
+	g = bpf_map_lookup_elem(&group_runnable, &group);
+	return g ? vrq_group_scale(group_load_at(g, scx_bpf_now())) : 1;
 }
 
 /* Charge the run time since the last charge to the task's slice. */
@@ -510,7 +531,7 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
 static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
 						  u64 slice, u64 rate, bool woken)
 {
-	u64 group_n = group_runnable_of(tctx->group);
+	u64 group_n = group_scale_of(tctx->group);
 	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
 	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
 	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
@@ -1625,20 +1646,31 @@ static __always_inline void lat_wait_begins(struct task_struct *p, struct task_c
 #endif
 }
 
+/* Group accounting: @g's count changes by @delta; its average first takes in the count it had until now. */
+static __always_inline void group_load_add(struct group_load *g, s64 delta)
+{
+	u64 now = scx_bpf_now();
+
+	g->avg = group_load_at(g, now);
+	g->stamp = now;
+	if (delta < 0 && g->nr <= 0)
+		return;
+	__sync_fetch_and_add(&g->nr, delta);
+}
+
 /* Group accounting: one more runnable task in @group (creating its entry for the first one). */
 static __always_inline void group_runnable_inc(u32 group)
 {
-	s64 one = 1, *n;
+	struct group_load first = { .nr = 0, .avg = 0, .stamp = scx_bpf_now() }, *g;
 
-	n = bpf_map_lookup_elem(&group_runnable, &group);
-	if (n) {
-		__sync_fetch_and_add(n, 1);
-		return;
+	g = bpf_map_lookup_elem(&group_runnable, &group);
+	if (!g) {
+		/* first runnable task of the group; if another CPU created the entry meanwhile, count on it */
+		bpf_map_update_elem(&group_runnable, &group, &first, BPF_NOEXIST);
+		g = bpf_map_lookup_elem(&group_runnable, &group);
 	}
-	/* first runnable task of the group; if another CPU created the entry meanwhile, count on it */
-	if (bpf_map_update_elem(&group_runnable, &group, &one, BPF_NOEXIST) &&
-	    (n = bpf_map_lookup_elem(&group_runnable, &group)))
-		__sync_fetch_and_add(n, 1);
+	if (g)
+		group_load_add(g, 1);
 }
 
 /*
@@ -1667,16 +1699,15 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx;
-	s64 *n;
+	struct group_load *g;
 
 	if (!(tctx = task_ctx_of(p)))
 		return;
 	uncount_woken_wait(tctx);
 	if (group_mode == VRQ_GROUP_OFF || !tctx->group)
 		return;
-	n = bpf_map_lookup_elem(&group_runnable, &tctx->group);
-	if (n && *n > 0)
-		__sync_fetch_and_sub(n, 1);
+	if ((g = bpf_map_lookup_elem(&group_runnable, &tctx->group)))
+		group_load_add(g, -1);
 }
 
 /* Forks from init: walk up real_parent (bounded); pid 1 and kernel threads' parents end it. */

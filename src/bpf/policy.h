@@ -109,6 +109,41 @@ static __always_inline u64 vrq_group_deadline(u64 niffies, s32 nice, u64 slice_n
 }
 
 /*
+ * The multiplier is the group's runnable count averaged over the last @tau_ns or so, not the count at
+ * the moment of renewal: a request/worker process whose 5 threads are runnable 2 to 5 at a time gave
+ * one thread an offset of 2 x rr_interval and the next one 5 x, ordering the group's own threads by
+ * when they happened to renew; its request p99 doubled (docs/measured.md). Averaged, every thread
+ * of a steady group gets the same multiplier, so the threads keep BFS's order among themselves and
+ * the group as a whole competes as one task.
+ *
+ * vrq_group_load_advance: the average (fixed point, VRQ_GROUP_LOAD_ONE per task) @avg, last updated
+ * @dt_ns ago, after @nr tasks were runnable all that time. A group idle for @tau_ns starts again from
+ * its count alone.
+ */
+#define VRQ_GROUP_LOAD_ONE 1024ULL
+
+static __always_inline u64 vrq_group_load_advance(u64 avg, s64 nr, u64 dt_ns, u64 tau_ns)
+{
+	u64 level = nr > 0 ? (nr > VRQ_GROUP_MAX_SCALE ? VRQ_GROUP_MAX_SCALE : (u64)nr) * VRQ_GROUP_LOAD_ONE : 0;
+
+	if (avg > VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE)
+		avg = VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE;
+	if (!tau_ns || dt_ns >= tau_ns)
+		return level;
+	if (level >= avg)
+		return avg + (level - avg) * dt_ns / tau_ns;
+	return avg - (avg - level) * dt_ns / tau_ns;
+}
+
+/* The deadline multiplier of a group whose average is @avg: the nearest whole count, at least 1. */
+static __always_inline u64 vrq_group_scale(u64 avg)
+{
+	u64 n = (avg + VRQ_GROUP_LOAD_ONE / 2) / VRQ_GROUP_LOAD_ONE;
+
+	return n < 1 ? 1 : n;
+}
+
+/*
  * Fork-depth penalty (BFS's group-accounting experiment, "hierarchical tree-based penalty"): the deeper
  * a task was forked from init, the later its deadline -- the offset is multiplied by its depth (init's
  * children are depth 1). A build's compilers (make -> sh -> cc, several levels below the shell) then
