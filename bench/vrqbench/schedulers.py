@@ -55,6 +55,10 @@ SCHEDULERS = {
                                 "variant": True},
     "vrq-target-2ms-floor500": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "500"), "vrq": True,
                                 "variant": True},
+    "vrq-target-2ms-floor1500": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "1500"), "vrq": True,
+                                 "variant": True},
+    "vrq-target-2ms-floor2000": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "2000"), "vrq": True,
+                                 "variant": True},
     # both: session group accounting and a 2 ms target
     "vrq-group-target-2ms": {"cmd": _vrq("--group-accounting", "session", "--target-latency-ms", "2"), "vrq": True,
                              "variant": True},
