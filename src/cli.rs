@@ -67,19 +67,20 @@ pub struct Opts {
     #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000))]
     pub min_slice_us: u64,
 
-    /// Target latency, in ms (0-1000; 0 turns it off, the default): while a woken task waits for a
-    /// CPU and the woken tasks waiting per CPU would take longer than this to each get rr_interval, the
-    /// queues' clock runs faster, so a turn (rr_interval of that clock) lasts target / waiting-per-CPU
-    /// of real time, never below --target-floor-us, and the longest turn under way ends once it has
-    /// lasted that long. Tasks queued again after their turn (CPU hogs) do not speed it up. Deadline
-    /// offsets stay rr_interval's in clock time, so nice keeps its share.
+    /// Target latency, in ms (0-1000; 0 turns it off): while a woken task waits for a CPU and the
+    /// woken tasks waiting per CPU would take longer than this to each get rr_interval, the queues'
+    /// clock runs faster, so a turn (rr_interval of that clock) lasts target / waiting-per-CPU of real
+    /// time, never below --target-floor-us, and the longest turn under way ends once it has lasted that
+    /// long. Past the most the floor can serve within the target (target / floor per CPU), turns grow
+    /// back toward rr_interval: hundreds of woken tasks waiting are the load itself, not tasks held up
+    /// behind it. Tasks queued again after their turn (CPU hogs) do not speed it up. Deadline offsets
+    /// stay rr_interval's in clock time, so nice keeps its share.
     #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub target_latency_ms: u64,
 
     /// Shortest turn the target latency gives, in µs (50-100000; at most rr_interval): however many
     /// woken tasks wait, a turn is never cut shorter than this (CFS's min_granularity beside its
-    /// latency target). Hundreds of woken tasks waiting (hackbench) would otherwise hold every turn at
-    /// a few hundred µs, mostly switching.
+    /// latency target).
     #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=100_000))]
     pub target_floor_us: u64,
 

@@ -177,46 +177,64 @@ static void test_target_latency(void)
 	/* 1 waiting on 2 CPUs counts as one more per CPU: turns of 3 ms */
 	r = vrq_clock_rate(MS(6), MS(6), US(750), 1, 2);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 1, 2, &why) == MS(3) && why == VRQ_SLICE_TARGET);
-	/* 100 waiting: capped at 8x, turns of 6 ms / 8 = 750 us */
-	r = vrq_clock_rate(MS(6), MS(6), US(750), 100, 2);
+	/* 14 waiting (8 per CPU): the floor's reach (6 ms / 750 us), 8x, turns of 750 us */
+	r = vrq_clock_rate(MS(6), MS(6), US(750), 14, 2);
 	CHECK(r == 8 * VRQ_RATE_ONE);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 100, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
-	/* target 3 ms, 3 runnable per CPU: 6x, turns of 1 ms; the cap is 16x (turns of 375 us) */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 14, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
+	/* target 3 ms, 3 runnable per CPU: 6x, turns of 1 ms; the floor's reach is 16x (turns of 375 us) */
 	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), 4, 2) == 6 * VRQ_RATE_ONE);
-	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), 1000, 2) == 16 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), 14, 2) == 16 * VRQ_RATE_ONE);
 	/* a queue with nothing waiting keeps rr_interval whatever the rate (nothing waits there) */
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 6 * VRQ_RATE_ONE, 0, 2, &why) == MS(6) &&
 	      why == VRQ_SLICE_FULL);
 	/* a target above what the queue needs changes nothing */
 	CHECK(vrq_clock_rate(MS(6), MS(100), US(750), 4, 2) == VRQ_RATE_ONE);
-	/* long queues: the round rule takes over below the target's floor, as before */
+	/* past the floor's reach the turn grows back: at 2 ms with a 1 ms floor the floor serves 2 per CPU
+	 * (6x, 1 ms); 3 per CPU get 1.5 ms (4x), 6 get 3 ms (2x), 12 or more rr_interval (real time) --
+	 * hackbench's ~160 woken tasks waiting on 2 CPUs see BFS's turns */
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2) == 6 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 4, 2) == 4 * VRQ_RATE_ONE);
+	r = vrq_clock_rate(MS(6), MS(2), MS(1), 4, 2);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 4, 2, &why) == US(1500) && why == VRQ_SLICE_TARGET);
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 10, 2) == 2 * VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 22, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 160, 2) == VRQ_RATE_ONE);
+	/* never faster than the floor's reach on the way: the rate only falls past it */
+	{
+		u64 n, prev = 0, top = 0;
+		int rises_after_top = 0;
+
+		for (n = 1; n <= 200; n++) {
+			r = vrq_clock_rate(MS(6), MS(2), US(250), n, 2);
+			CHECK(r <= 24 * VRQ_RATE_ONE);
+			if (top && r > prev)
+				rises_after_top = 1;
+			if (r == 24 * VRQ_RATE_ONE)
+				top = n;
+			prev = r;
+		}
+		CHECK(top && !rises_after_top);
+	}
+	/* below the floor's reach the target rules: 2 woken on 2 CPUs at 2 ms is 2 x 3 = 6x either way */
+	CHECK(vrq_clock_rate(MS(6), MS(2), US(500), 2, 2) == 6 * VRQ_RATE_ONE);
+	/* a floor of rr_interval or more leaves nothing to shorten: real time */
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(6), 3, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(6), MS(2), MS(7), 3, 2) == VRQ_RATE_ONE);
+	/* long queues: the round rule as before (the target's turn has grown back by then) */
 	r = vrq_clock_rate(MS(6), MS(6), US(750), 10000, 2);
+	CHECK(r == VRQ_RATE_ONE);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 10000, 2, &why) == US(250) && why == VRQ_SLICE_FIT_ROUND);
 	r = vrq_clock_rate(MS(6), MS(6), US(750), 100000, 2);
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 100000, 2, &why) == US(100) &&
 	      why == VRQ_SLICE_FLOOR_GAVE_WAY);
-	/* continuous where the rules meet: 1,333 per CPU x 750 us = 1 s */
-	r = vrq_clock_rate(MS(6), MS(6), US(750), 2666, 2);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 2666, 2, &why) == US(750) && why == VRQ_SLICE_TARGET);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 2800, 2, &why) == MS(1000) / 1400 &&
+	/* a shortened turn beside a long queue: the round rule wins when it gives the shorter turn */
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), 8 * VRQ_RATE_ONE, 2800, 2, &why) == MS(1000) / 1400 &&
 	      why == VRQ_SLICE_FIT_ROUND);
 	/* kernel threads keep rr_interval */
 	CHECK(vrq_task_slice(MS(6), US(250), MS(1000), 3 * VRQ_RATE_ONE, 4, 2, 1, NULL) == MS(6));
 	/* huge queues do not overflow the rate */
-	CHECK(vrq_clock_rate(MS(1000), MS(1), US(125), ~0ULL / 2, 1) == 8 * 1000 * VRQ_RATE_ONE);
-
-	/* the floor caps the rate whatever the target: 160 woken waiting on 2 CPUs at 2 ms would be 243x,
-	 * turns of 25 us; a 1 ms floor holds them at 1 ms (6x), a 250 us one at 250 us (24x) */
-	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 160, 2) == 6 * VRQ_RATE_ONE);
-	CHECK(vrq_clock_rate(MS(6), MS(2), US(250), 160, 2) == 24 * VRQ_RATE_ONE);
-	r = vrq_clock_rate(MS(6), MS(2), MS(1), 160, 2);
-	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 160, 2, &why) == MS(1) && why == VRQ_SLICE_TARGET);
-	/* below the floor's cap the target rules: 2 woken on 2 CPUs at 2 ms is 2 x 3 = 6x either way */
-	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2) == 6 * VRQ_RATE_ONE);
-	CHECK(vrq_clock_rate(MS(6), MS(2), US(500), 2, 2) == 6 * VRQ_RATE_ONE);
-	/* a floor of rr_interval or more leaves nothing to shorten: real time */
-	CHECK(vrq_clock_rate(MS(6), MS(2), MS(6), 160, 2) == VRQ_RATE_ONE);
-	CHECK(vrq_clock_rate(MS(6), MS(2), MS(7), 160, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(1000), MS(1), US(125), ~0ULL / 2, 1) == VRQ_RATE_ONE);
+	CHECK(vrq_clock_rate(MS(1000), MS(1000), US(50), 2, 1) == 3 * VRQ_RATE_ONE);
 
 	/* only woken tasks waiting set the rate: none (hogs requeued after their turn) is real time; a
 	 * count that raced below 0 is none; more than the queues hold is what they hold */
