@@ -75,7 +75,7 @@ pub struct Opts {
     /// back toward rr_interval: hundreds of woken tasks waiting are the load itself, not tasks held up
     /// behind it. Tasks queued again after their turn (CPU hogs) do not speed it up. Deadline offsets
     /// stay rr_interval's in clock time, so nice keeps its share.
-    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    #[arg(long, value_name = "MS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub target_latency_ms: u64,
 
     /// Shortest turn the target latency gives, in µs (50-100000; at most rr_interval): however many
