@@ -47,8 +47,9 @@ SCHEDULERS = {
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
-    # the target latency (off by default) at 2 and 3 ms: turns shortened while woken tasks wait, never
-    # below --target-floor-us; "-floor250": the session-7 floor (target / 8), hackbench's 250 us turns
+    # the target latency (2 ms by default since session 8) at 2 and 3 ms by name: turns shortened while
+    # woken tasks wait, never below --target-floor-us (1 ms); the other floors measured for its default
+    # ("-floor250": the session-7 floor, target / 8, hackbench's 250 us turns)
     "vrq-target-2ms": {"cmd": _vrq("--target-latency-ms", "2"), "vrq": True, "variant": True},
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},
     "vrq-target-2ms-floor250": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "250"), "vrq": True,
@@ -59,11 +60,10 @@ SCHEDULERS = {
                                  "variant": True},
     "vrq-target-2ms-floor2000": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "2000"), "vrq": True,
                                  "variant": True},
-    # both: session group accounting and a 2 ms target
+    # session group accounting with a 2 ms target by name (vrq-group has the default target too)
     "vrq-group-target-2ms": {"cmd": _vrq("--group-accounting", "session", "--target-latency-ms", "2"), "vrq": True,
                              "variant": True},
-    # the target latency off by name (the default today; the 2026-11-23 goals report compares it with a
-    # 2 ms default)
+    # the target latency off (the default until session 8)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
 }
 
