@@ -431,19 +431,14 @@ fn main() {
         let _ = stats::server_data().describe_meta(&mut std::io::stdout(), None);
         return;
     }
-    if opts.min_slice_us > opts.rr_interval_ms * 1000 {
-        eprintln!(
-            "{SCHEDULER_NAME}: --min-slice-us {} is longer than --rr-interval-ms {} (see --help)",
-            opts.min_slice_us, opts.rr_interval_ms
-        );
-        std::process::exit(2);
-    }
-    if opts.target_floor_us > opts.rr_interval_ms * 1000 {
-        eprintln!(
-            "{SCHEDULER_NAME}: --target-floor-us {} is longer than --rr-interval-ms {} (see --help)",
-            opts.target_floor_us, opts.rr_interval_ms
-        );
-        std::process::exit(2);
+    for (flag, us) in [("--min-slice-us", opts.min_slice_us), ("--target-floor-us", opts.target_floor_us)] {
+        if us > opts.rr_interval_ms * 1000 {
+            eprintln!(
+                "{SCHEDULER_NAME}: {flag} {us} is longer than --rr-interval-ms {} (see --help)",
+                opts.rr_interval_ms
+            );
+            std::process::exit(2);
+        }
     }
     if opts.stats_full && opts.stats.is_none() && opts.monitor.is_none() {
         eprintln!("{SCHEDULER_NAME}: --stats-full needs --stats SECS or --monitor SECS (see --help)");

@@ -1661,7 +1661,7 @@ static __always_inline void group_load_add(struct group_load *g, s64 delta)
 /* Group accounting: one more runnable task in @group (creating its entry for the first one). */
 static __always_inline void group_runnable_inc(u32 group)
 {
-	struct group_load first = { .nr = 0, .avg = 0, .stamp = scx_bpf_now() }, *g;
+	struct group_load first = {}, *g;	/* no tasks, no average: group_load_add starts it */
 
 	g = bpf_map_lookup_elem(&group_runnable, &group);
 	if (!g) {

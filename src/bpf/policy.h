@@ -283,7 +283,8 @@ enum vrq_slice_rule {
 
 /* Fixed point of the queue clock's rate: VRQ_RATE_ONE is real time. */
 #define VRQ_RATE_ONE 1024ULL
-/* Runnable tasks per CPU beyond which the rate is at its cap anyway (keeps the products in range). */
+/* Runnable tasks per CPU beyond which the turn has long grown back to rr_interval (keeps the products in
+ * range). */
 #define VRQ_RATE_RUNNABLE_MAX (1ULL << 20)
 
 /*
@@ -317,12 +318,9 @@ static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns
 		return VRQ_RATE_ONE;
 	rate = runnable * (rr_ns * VRQ_RATE_ONE / target_ns);
 	cap = rr_ns * VRQ_RATE_ONE / floor_ns;
-	if (rate > cap) {
-		/* past the floor's reach: rr/floor * (target/floor) / r = rr * target / (floor^2 * r) */
-		rate = (rr_ns * VRQ_RATE_ONE / floor_ns) * target_ns / (floor_ns * runnable);
-		if (rate > cap)
-			rate = cap;
-	}
+	/* past the floor's reach: rr/floor * (target/floor) / r, at most cap (here r >= target / floor) */
+	if (rate > cap)
+		rate = cap * target_ns / (floor_ns * runnable);
 	return rate < VRQ_RATE_ONE ? VRQ_RATE_ONE : rate;
 }
 
