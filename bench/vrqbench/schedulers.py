@@ -52,17 +52,8 @@ SCHEDULERS = {
     # ("-floor250": the session-7 floor, target / 8, hackbench's 250 us turns)
     "vrq-target-2ms": {"cmd": _vrq("--target-latency-ms", "2"), "vrq": True, "variant": True},
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},
-    "vrq-target-2ms-floor250": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "250"), "vrq": True,
-                                "variant": True},
-    "vrq-target-2ms-floor500": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "500"), "vrq": True,
-                                "variant": True},
-    "vrq-target-2ms-floor1500": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "1500"), "vrq": True,
-                                 "variant": True},
-    "vrq-target-2ms-floor2000": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", "2000"), "vrq": True,
-                                 "variant": True},
-    # session group accounting with a 2 ms target by name (vrq-group has the default target too)
-    "vrq-group-target-2ms": {"cmd": _vrq("--group-accounting", "session", "--target-latency-ms", "2"), "vrq": True,
-                             "variant": True},
+    **{f"vrq-target-2ms-floor{us}": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", str(us)),
+                                      "vrq": True, "variant": True} for us in (250, 500, 1500, 2000)},
     # the target latency off (the default until session 8)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
 }
