@@ -207,8 +207,9 @@ def test_fork_depth_penalty(r, secs):
 def test_target_latency(r, secs, target_ms=2):
     """--target-latency-ms: the queues' clock speeds up only while a woken task waits. Two CPU hogs
     pinned to one CPU never wake: their turns are BFS's, as the share model has them (the form that
-    counted every waiting task shortened every one). A request/worker load (bench/src/reqlat: one message thread waking 2 workers per CPU) has
-    woken tasks waiting: turns are shortened or ended for them."""
+    counted every waiting task shortened every one). A request/worker load (bench/src/reqlat: one
+    message thread waking 2 workers per CPU) has woken tasks waiting: turns are shortened or ended for
+    them."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
     with loaded("--target-latency-ms", str(target_ms), name=f"target-{target_ms}"), Stats() as stats:
