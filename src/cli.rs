@@ -116,9 +116,10 @@ pub struct Opts {
 
     /// Group accounting (BFS's group-accounting experiment): off; thread (a process's threads count as one task); session (a
     /// session's processes count as one task: `make -j64` in one terminal gets about one task's CPU
-    /// beside a CPU hog in another). Each task's deadline offset is multiplied by the number of
-    /// runnable tasks in its group, averaged over about one rr_interval so that a group's own tasks
-    /// keep their order. As BFS warned: make itself then runs like a niced task.
+    /// beside a CPU hog in another). While another group has runnable tasks, each task's deadline
+    /// offset is multiplied by the runnable tasks in its group (averaged over about one rr_interval,
+    /// so that a group's own tasks keep their order); a group alone is ordered as without accounting.
+    /// As BFS warned: make itself then runs like a niced task beside other work.
     #[arg(long, value_enum, default_value_t = GroupMode::Off)]
     pub group_accounting: GroupMode,
 

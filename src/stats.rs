@@ -119,7 +119,7 @@ vrq_metrics! {
     kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP: "Kernel threads woken, queued before user tasks for one run",
     niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
     yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
-    group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched by the group's runnable tasks",
+    group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched 1.5x or more by group accounting (other groups competing)",
     depth_scaled = vrq_stat_VRQ_STAT_DEPTH_SCALED: "Deadlines stretched by the fork-depth penalty",
     sel_scaled = vrq_stat_VRQ_STAT_SEL_SCALED: "Wake-ups placed on a frequency-scaled idle CPU",
     delay_placed = vrq_stat_VRQ_STAT_DELAY_PLACED: "Woken/forked tasks kept on the waker's fast CPU, not a scaled idle one",

@@ -394,44 +394,142 @@ static void test_yield_type(void)
 static void test_group_deadline(void)
 {
 	u64 one = vrq_deadline(MS(100), 0, MS(6)) - MS(100);
+	const u64 k = VRQ_GROUP_LOAD_ONE;
 
-	/* a lone task, or the group off (count 0/1), is plain BFS */
-	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 1) == vrq_deadline(MS(100), 0, MS(6)));
-	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 0) == vrq_deadline(MS(100), 0, MS(6)));
-	/* N runnable in the group: N times the offset */
-	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 32) == MS(100) + 32 * one);
-	/* capped */
-	CHECK(vrq_group_deadline(0, 0, MS(6), 1000000) == VRQ_GROUP_MAX_SCALE * one);
+	/* a multiplier of 1 is plain BFS */
+	CHECK(vrq_group_deadline(MS(100), 0, MS(6), k) == vrq_deadline(MS(100), 0, MS(6)));
+	/* N times the offset, fractions too */
+	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 32 * k) == MS(100) + 32 * one);
+	CHECK(vrq_group_deadline(0, 0, MS(6), k / 4) == one / 4);
+	/* capped; no overflow at the longest slice, the latest nice and the cap */
+	CHECK(vrq_group_deadline(0, 0, MS(6), 1000000 * k) == VRQ_GROUP_MAX_SCALE * one);
+	CHECK(vrq_group_deadline(0, 19, MS(1000), ~0ULL) ==
+	      VRQ_GROUP_MAX_SCALE * (vrq_prio_ratio(19) * MS(1000) / VRQ_PRIO_RATIO_BASE));
 	/* nice still counts inside a group */
-	CHECK(vrq_group_deadline(0, 10, MS(6), 4) > vrq_group_deadline(0, 0, MS(6), 4));
+	CHECK(vrq_group_deadline(0, 10, MS(6), 4 * k) > vrq_group_deadline(0, 0, MS(6), 4 * k));
 
-	/* the multiplier is the count averaged over tau: a group whose count flips between 3 and 5 every
-	 * 2 ms settles near their time-weighted mean, and every renewal rounds to the same multiplier */
+	/* the count averaged over tau: a group whose count flips between 3 and 5 every 2 ms settles near
+	 * their time-weighted mean and stays within a sixth of it whichever count it renews at */
 	{
 		u64 avg = 0;
 		int i;
 
 		for (i = 0; i < 40; i++)
-			avg = vrq_group_load_advance(avg, (i & 1) ? 5 : 3, MS(2), MS(6));
-		CHECK(vrq_group_scale(avg) == 4);
-		CHECK(vrq_group_scale(vrq_group_load_advance(avg, 5, MS(2), MS(6))) == 4);
-		CHECK(vrq_group_scale(vrq_group_load_advance(avg, 3, MS(2), MS(6))) == 4);
+			avg = vrq_group_avg_toward(avg, vrq_group_level((i & 1) ? 5 : 3), MS(2), MS(6));
+		CHECK(avg > 4 * k - k / 2 && avg < 4 * k + k / 2);
+		CHECK(vrq_group_avg_toward(avg, vrq_group_level(5), MS(2), MS(6)) < 4 * k + 2 * k / 3);
+		CHECK(vrq_group_avg_toward(avg, vrq_group_level(3), MS(2), MS(6)) > 4 * k - 2 * k / 3);
 	}
 	/* a third of tau at a new count moves the average a third of the way */
-	CHECK(vrq_group_load_advance(3 * VRQ_GROUP_LOAD_ONE, 6, MS(2), MS(6)) == 4 * VRQ_GROUP_LOAD_ONE);
-	CHECK(vrq_group_load_advance(6 * VRQ_GROUP_LOAD_ONE, 3, MS(2), MS(6)) == 5 * VRQ_GROUP_LOAD_ONE);
-	/* after tau or more, the count alone: a group idle that long starts again as one task */
-	CHECK(vrq_group_load_advance(40 * VRQ_GROUP_LOAD_ONE, 0, MS(6), MS(6)) == 0);
-	CHECK(vrq_group_scale(vrq_group_load_advance(40 * VRQ_GROUP_LOAD_ONE, 0, MS(60), MS(6))) == 1);
-	CHECK(vrq_group_load_advance(0, 32, MS(7), MS(6)) == 32 * VRQ_GROUP_LOAD_ONE);
+	CHECK(vrq_group_avg_toward(3 * k, vrq_group_level(6), MS(2), MS(6)) == 4 * k);
+	CHECK(vrq_group_avg_toward(6 * k, vrq_group_level(3), MS(2), MS(6)) == 5 * k);
+	/* after tau or more, the count alone: a group idle that long starts again from nothing */
+	CHECK(vrq_group_avg_toward(40 * k, vrq_group_level(0), MS(6), MS(6)) == 0);
+	CHECK(vrq_group_avg_toward(0, vrq_group_level(32), MS(7), MS(6)) == 32 * k);
 	/* a count that raced below 0 is none; huge counts are capped as the multiplier is */
-	CHECK(vrq_group_load_advance(0, -3, MS(6), MS(6)) == 0);
-	CHECK(vrq_group_load_advance(0, 1LL << 40, MS(6), MS(6)) == VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE);
-	CHECK(vrq_group_load_advance(~0ULL, 1LL << 40, MS(1), MS(6)) <= VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE);
-	/* never below 1, rounded to the nearest count */
-	CHECK(vrq_group_scale(0) == 1);
-	CHECK(vrq_group_scale(VRQ_GROUP_LOAD_ONE * 5 / 2) == 3);
-	CHECK(vrq_group_scale(VRQ_GROUP_LOAD_ONE * 5 / 2 - 1) == 2);
+	CHECK(vrq_group_avg_toward(0, vrq_group_level(-3), MS(6), MS(6)) == 0);
+	CHECK(vrq_group_avg_toward(0, vrq_group_level(1LL << 40), MS(6), MS(6)) == VRQ_GROUP_MAX_SCALE * k);
+	CHECK(vrq_group_avg_toward(~0ULL, vrq_group_level(1LL << 40), MS(1), MS(6)) <= VRQ_GROUP_MAX_SCALE * k);
+}
+
+/*
+ * struct vrq_load: every change counted, the average folded in at most VRQ_GROUP_SAMPLES times per tau.
+ * A count that flips between 3 and 5 every 7 µs (a pipe-like group) averages 4, whether the flips fall
+ * in step with the folds or not (averaging only the count seen at each fold gave 5 or 3 here).
+ */
+static void test_group_load_kept(void)
+{
+	const u64 k = VRQ_GROUP_LOAD_ONE, tau = MS(6);
+	u64 step, now, folds;
+
+	for (step = US(7); step <= US(13); step += US(6)) {
+		struct vrq_load l = {.nr = 3};
+		u64 prev_stamp = 0;
+
+		folds = 0;
+		for (now = step; now <= MS(200); now += step) {
+			vrq_load_note_change(&l, now, tau);
+			l.nr = l.nr == 3 ? 5 : 3;
+			if (l.stamp != prev_stamp) {
+				folds++;
+				prev_stamp = l.stamp;
+			}
+			if (now > MS(50)) {
+				CHECK(l.avg > 4 * k - k / 8 && l.avg < 4 * k + k / 8);
+				CHECK(vrq_load_avg_at(&l, now + US(1), tau) > 4 * k - k / 4);
+				CHECK(vrq_load_avg_at(&l, now + US(1), tau) < 4 * k + k / 4);
+			}
+		}
+		/* folds: one per sample interval or so, not one per change */
+		CHECK(folds <= MS(200) / (tau / VRQ_GROUP_SAMPLES) + 2);
+	}
+	/* a count held for tau or more is the average, at once */
+	{
+		struct vrq_load l = {.nr = 7, .avg = 2 * k, .stamp = MS(10), .last = MS(10)};
+
+		CHECK(vrq_load_avg_at(&l, MS(16), tau) == 7 * k);
+		CHECK(vrq_load_avg_at(&l, MS(10), tau) == 2 * k);
+		/* half of tau at 7 from 2: halfway */
+		CHECK(vrq_load_avg_at(&l, MS(13), tau) == k * 9 / 2);
+		vrq_load_note_change(&l, MS(30), tau);
+		CHECK(l.avg == 7 * k && l.stamp == MS(30) && l.last == MS(30) && l.acc == 0);
+	}
+	/* a fresh entry (all zero) starts from its count */
+	{
+		struct vrq_load l = {0};
+
+		vrq_load_note_change(&l, MS(5000), tau);
+		l.nr = 1;
+		CHECK(l.avg == 0);
+		CHECK(vrq_load_avg_at(&l, MS(5000) + tau, tau) == k);
+	}
+	/* the most a long slice and a huge count can give: no overflow */
+	{
+		struct vrq_load l = {.nr = 1LL << 40, .stamp = 0, .last = MS(60)};
+
+		l.acc = (u64)VRQ_GROUP_MAX_SCALE * MS(60);
+		CHECK(vrq_load_avg_at(&l, MS(1000) + MS(60) - 1, MS(1000)) <= VRQ_GROUP_MAX_SCALE * k);
+		CHECK(vrq_load_avg_at(&l, MS(1000) + MS(60) - 1, MS(1000)) > (VRQ_GROUP_MAX_SCALE - 1) * k);
+	}
+}
+
+/*
+ * The multiplier is relative to the mean group. Alone (one busy group), exactly 1 whatever its count
+ * does: hackbench's single group swinging from 5 to 160 runnable keeps BFS's order.
+ */
+static void test_group_multiplier(void)
+{
+	const u64 k = VRQ_GROUP_LOAD_ONE;
+	u64 n;
+
+	for (n = 1; n <= 4096; n *= 2) {
+		/* alone (every grouped task is its own): BFS's order */
+		CHECK(vrq_group_multiplier(n * k, n * k) == k);
+		/* averages a little off (a lost update, a group idle part of tau) change nothing */
+		CHECK(vrq_group_multiplier(n * k + 7, n * k) == k);
+		/* beside a stray wake-up of another session (0.01 of a task): about 1 */
+		CHECK(vrq_group_multiplier(n * k, n * k + k / 100) <= k + n * k / 100);
+		/* a group with one task competes as one task whatever runs beside it */
+		CHECK(vrq_group_multiplier(k, k + n * k) == k);
+	}
+	/* a group idle part of tau still counts one task */
+	CHECK(vrq_group_multiplier(k / 3, 40 * k) == k);
+	/* 32 tasks of a session beside a hog: 32 to 1, each group about one task's share */
+	CHECK(vrq_group_multiplier(32 * k, 33 * k) == 32 * k);
+	CHECK(vrq_group_multiplier(k, 33 * k) == k);
+	/* the others' count weighs the group's in: half a task beside, half the stretch */
+	CHECK(vrq_group_multiplier(9 * k, 9 * k + k / 2) == 5 * k);
+	/* huge groups: capped, no overflow */
+	CHECK(vrq_group_multiplier(~0ULL, ~0ULL) == k);
+	CHECK(vrq_group_multiplier(~0ULL / 2, ~0ULL) == VRQ_GROUP_MAX_SCALE * k);
+	CHECK(vrq_group_multiplier(4096 * k, 8192 * k) == VRQ_GROUP_MAX_SCALE * k);
+	/* larger group, larger multiplier; more beside it, larger or equal */
+	for (n = 1; n < 64; n++) {
+		CHECK(vrq_group_multiplier(n * k, 80 * k) <= vrq_group_multiplier((n + 1) * k, 80 * k));
+		CHECK(vrq_group_multiplier(8 * k, 8 * k + n * k / 64) <=
+		      vrq_group_multiplier(8 * k, 8 * k + (n + 1) * k / 64));
+	}
+	CHECK(VRQ_GROUP_SCALED_MIN > k);
 }
 
 static void test_fork_depth(void)
@@ -441,8 +539,8 @@ static void test_fork_depth(void)
 	CHECK(vrq_fork_depth_scale(5) == 5);
 	CHECK(vrq_fork_depth_scale(1000) == VRQ_FORK_DEPTH_MAX);
 	/* deeper: a later deadline, by the ratio of depths */
-	CHECK(vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(6)) ==
-	      2 * vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(3)));
+	CHECK(vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(6) * VRQ_GROUP_LOAD_ONE) ==
+	      2 * vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(3) * VRQ_GROUP_LOAD_ONE));
 }
 
 static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound)
@@ -691,6 +789,8 @@ int main(void)
 	test_queue_of();
 	test_yield_type();
 	test_group_deadline();
+	test_group_load_kept();
+	test_group_multiplier();
 	test_fork_depth();
 	test_cpu_scaled();
 	test_select_order();

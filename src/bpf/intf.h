@@ -105,7 +105,7 @@ enum vrq_stat {
 	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
-	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched because their group had other runnable tasks */
+	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched 1.5x or more by their group (other groups competing) */
 	VRQ_STAT_DEPTH_SCALED,		/* deadlines stretched by the fork-depth penalty */
 	/* frequency-aware selection (--freq-threshold, VRQ) */
 	VRQ_STAT_SEL_SCALED,		/* wake-ups placed on an idle CPU that is scaled (below --freq-threshold) */

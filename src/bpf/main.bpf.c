@@ -179,23 +179,19 @@ struct {
 } slice_timers SEC(".maps");
 
 /*
- * A group's runnable tasks (--group-accounting): @nr now, and @avg, their count averaged over about one
- * rr_interval up to @stamp (policy.h: vrq_group_load_advance), which sets the group's deadline
- * multiplier. @nr changes atomically; @avg and @stamp are written by whichever CPU counts a task in or
- * out, so two CPUs at once can lose one of their updates: the average is a little off, never the count.
+ * Group accounting: each group's runnable tasks, and those of all groups together (the others' count
+ * decides how much a group's own counts: policy.h, vrq_group_multiplier). Each a count and its average
+ * over about one rr_interval (struct vrq_load); the counts change atomically.
  */
-struct group_load {
-	s64 nr;
-	u64 avg;
-	u64 stamp;
-};
+static struct vrq_load all_grouped_tasks;
+static s64 busy_groups;		/* groups with a runnable task: the fast path of a group alone */
 
 /* Keyed by the group's id (tgid or session id). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, u32);
-	__type(value, struct group_load);
+	__type(value, struct vrq_load);
 } group_runnable SEC(".maps");
 
 /*
@@ -456,30 +452,31 @@ static __always_inline u32 group_of(struct task_struct *p)
 	case VRQ_GROUP_THREAD:
 		return p->tgid;
 	case VRQ_GROUP_SESSION:
-		sid = BPF_CORE_READ(p, signal, pids[PIDTYPE_SID]);
-		return sid ? BPF_CORE_READ(sid, numbers[0].nr) : p->tgid;
+		/* direct loads (fault-safe), not probe-read helper calls: this runs at every wake-up */
+		sid = p->signal->pids[PIDTYPE_SID];
+		return sid ? sid->numbers[0].nr : p->tgid;
 	default:
 		return 0;
 	}
 }
 
-/* Bring @g's average up to @now with the count it had since its last update. */
-static __always_inline u64 group_load_at(const struct group_load *g, u64 now)
+/*
+ * The deadline multiplier of @group (fixed point, VRQ_GROUP_LOAD_ONE is 1): its runnable tasks averaged
+ * over about one rr_interval, weighed in by the other groups' count.
+ */
+static __always_inline u64 group_multiplier_of(u32 group)
 {
-	u64 dt = (s64)(now - g->stamp) > 0 ? now - g->stamp : 0;
+	struct vrq_load *g;
+	u64 now;
 
-	return vrq_group_load_advance(g->avg, g->nr, dt, rr_interval_ns);
-}
-
-/* The deadline multiplier of @group: its runnable tasks averaged over about one rr_interval. */
-static __always_inline u64 group_scale_of(u32 group)
-{
-	struct group_load *g;
-
-	if (!group)
-		return 1;
-	g = bpf_map_lookup_elem(&group_runnable, &group);
-	return g ? vrq_group_scale(group_load_at(g, scx_bpf_now())) : 1;
+	/* a group alone (a pipe's two tasks in one session): no lookup, no division */
+	if (!group || busy_groups <= 1)
+		return VRQ_GROUP_LOAD_ONE;
+	if (!(g = bpf_map_lookup_elem(&group_runnable, &group)))
+		return VRQ_GROUP_LOAD_ONE;
+	now = scx_bpf_now();
+	return vrq_group_multiplier(vrq_load_avg_at(g, now, rr_interval_ns),
+				    vrq_load_avg_at(&all_grouped_tasks, now, rr_interval_ns));
 }
 
 /* Charge the run time since the last charge to the task's slice. */
@@ -531,11 +528,11 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
 static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
 						  u64 slice, u64 rate, bool woken)
 {
-	u64 group_n = group_scale_of(tctx->group);
+	u64 group_m = group_multiplier_of(tctx->group);
 	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
 	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
 	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
-					group_n * depth_n);
+					group_m * depth_n);
 	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
@@ -549,7 +546,7 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 	}
 	tctx->deadline = niffies + offset - credit;
 	stat_inc(VRQ_STAT_NEW_DEADLINE);
-	if (group_n > 1)
+	if (group_m >= VRQ_GROUP_SCALED_MIN)
 		stat_inc(VRQ_STAT_GROUP_SCALED);
 	if (depth_n > 1)
 		stat_inc(VRQ_STAT_DEPTH_SCALED);
@@ -1646,22 +1643,29 @@ static __always_inline void lat_wait_begins(struct task_struct *p, struct task_c
 #endif
 }
 
-/* Group accounting: @g's count changes by @delta; its average first takes in the count it had until now. */
-static __always_inline void group_load_add(struct group_load *g, s64 delta)
+/*
+ * Group accounting: @g's count changes by @delta, and so does the count of all grouped tasks (and of
+ * busy groups, when @g becomes busy or idle); each average first counts the time the count held.
+ */
+static __always_inline void group_load_add(struct vrq_load *g, s64 delta)
 {
 	u64 now = scx_bpf_now();
+	s64 before;
 
-	g->avg = group_load_at(g, now);
-	g->stamp = now;
 	if (delta < 0 && g->nr <= 0)
 		return;
-	__sync_fetch_and_add(&g->nr, delta);
+	vrq_load_note_change(g, now, rr_interval_ns);
+	vrq_load_note_change(&all_grouped_tasks, now, rr_interval_ns);
+	before = __sync_fetch_and_add(&g->nr, delta);
+	__sync_fetch_and_add(&all_grouped_tasks.nr, delta);
+	if ((before == 0 && delta > 0) || (before > 0 && before + delta == 0))
+		__sync_fetch_and_add(&busy_groups, delta > 0 ? 1 : -1);
 }
 
 /* Group accounting: one more runnable task in @group (creating its entry for the first one). */
 static __always_inline void group_runnable_inc(u32 group)
 {
-	struct group_load first = {}, *g;	/* no tasks, no average: group_load_add starts it */
+	struct vrq_load first = {}, *g;	/* no tasks, no average: group_load_add starts it */
 
 	g = bpf_map_lookup_elem(&group_runnable, &group);
 	if (!g) {
@@ -1699,7 +1703,7 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx;
-	struct group_load *g;
+	struct vrq_load *g;
 
 	if (!(tctx = task_ctx_of(p)))
 		return;

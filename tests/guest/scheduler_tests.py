@@ -150,7 +150,10 @@ def test_yield_type(r, secs):
 def test_group_accounting(r, secs):
     """BFS's group-accounting case, make -j128 beside a video encode: a CPU hog in one session beside a
     process tree of 16 x CPUs CPU-bound children in another. With --group-accounting session the hog
-    keeps >= 80% of a CPU; with it off (plain BFS) it gets about its 1/(tasks) share."""
+    keeps >= 80% of a CPU; with it off (plain BFS) it gets about its 1/(tasks) share. Before the hog
+    starts, the tree alone: most of its deadlines are not stretched (the group's count weighs in only
+    as other groups' tasks are runnable; this harness's own wake-ups stretch some, every one would be
+    stretched with the count alone as the multiplier)."""
     n = 16 * nr_cpus()
     threadhog = os.path.join(os.path.dirname(POLICY_SIM), "threadhog")
     loads = {
@@ -158,13 +161,20 @@ def test_group_accounting(r, secs):
         "thread": f"exec {threadhog} {n}",                                     # one process's threads
     }
     shares = {}
+    alone = {}
     for mode in ("off", "session", "thread"):
         hog = tree = None
         with loaded("--group-accounting", mode, name=f"group-{mode}"):
             try:
                 with Stats() as stats:
-                    hog = subprocess.Popen(["setsid", "/bin/sh", "-c", HOG])
                     tree = subprocess.Popen(["setsid", "/bin/sh", "-c", loads.get(mode, loads["session"])])
+                    if mode == "session":
+                        # the tree alone: only this harness's wake-ups compete with it
+                        time.sleep(2)
+                        stats.read()
+                        time.sleep(2)
+                        alone = stats.read()
+                    hog = subprocess.Popen(["setsid", "/bin/sh", "-c", HOG])
                     time.sleep(3)
                     shares[mode] = cpu_time_over([hog.pid], secs)[0] / (secs * 1e9)
                     c = stats.read()
@@ -175,6 +185,10 @@ def test_group_accounting(r, secs):
     r.check("group/session: the hog keeps >= 80% of a CPU", shares["session"] >= 0.8, f"{shares['session']:.2f}")
     r.check("group/thread: the hog keeps >= 80% of a CPU", shares["thread"] >= 0.8, f"{shares['thread']:.2f}")
     r.check("group/off: plain BFS shares by task", shares["off"] < 0.5, f"{shares['off']:.2f}")
+    scaled, renewed = alone.get("group_scaled", 0), alone.get("new_deadlines", 0)
+    r.figure(f"group session: the tree alone, 2s: {scaled} of {renewed} new deadlines scaled")
+    r.check("group/session: a group alone is mostly ordered as without accounting (< 30% of its deadlines "
+            "stretched)", renewed > 0 and scaled < 0.3 * renewed, f"{scaled} of {renewed}")
 
 
 def test_fork_depth_penalty(r, secs):
