@@ -114,13 +114,14 @@ pub struct Opts {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2))]
     pub yield_type: u32,
 
-    /// Group accounting (BFS's group-accounting experiment): off; thread (a process's threads count as one task); session (a
-    /// session's processes count as one task: `make -j64` in one terminal gets about one task's CPU
-    /// beside a CPU hog in another). While another group has runnable tasks, each task's deadline
-    /// offset is multiplied by the runnable tasks in its group (averaged over about one rr_interval,
-    /// so that a group's own tasks keep their order); a group alone is ordered as without accounting.
-    /// As BFS warned: make itself then runs like a niced task beside other work.
-    #[arg(long, value_enum, default_value_t = GroupMode::Off)]
+    /// Group accounting (BFS's group-accounting experiment): off (every task on its own, plain BFS);
+    /// thread (a process's threads count as one task); session (a session's processes count as one
+    /// task: `make -j64` in one terminal gets about one task's CPU beside a CPU hog in another). While
+    /// another group has runnable tasks, each task's deadline offset is multiplied by the runnable
+    /// tasks in its group (averaged over about one rr_interval, so that a group's own tasks keep their
+    /// order); a group alone is ordered as without accounting. As BFS warned: make itself then runs
+    /// like a niced task beside other work.
+    #[arg(long, value_enum, default_value_t = GroupMode::Session)]
     pub group_accounting: GroupMode,
 
     /// Fork-depth penalty (from BFS's group-accounting experiment): a task's deadline offset is multiplied by how many forks it is

@@ -41,7 +41,9 @@ SCHEDULERS = {
     "flash": {"cmd": _peer("scx_flash"), "peer": "scx_flash"},
     "cosmos": {"cmd": _peer("scx_cosmos"), "peer": "scx_cosmos"},
     "beerland": {"cmd": _peer("scx_beerland"), "peer": "scx_beerland"},
-    "vrq-group": {"cmd": _vrq("--group-accounting", "session"), "vrq": True, "variant": True},
+    # group accounting by session is the default since session 9; by thread, and off (plain BFS shares)
+    "vrq-group-thread": {"cmd": _vrq("--group-accounting", "thread"), "vrq": True, "variant": True},
+    "vrq-group-off": {"cmd": _vrq("--group-accounting", "off"), "vrq": True, "variant": True},
     "vrq-depth": {"cmd": _vrq("--fork-depth-penalty"), "vrq": True, "variant": True},
     "vrq-cpu-sticky": {"cmd": _vrq("--queue", "cpu", "--sticky"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
