@@ -469,7 +469,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_bfs_and_off() {
+    fn defaults_are_bfs_with_session_accounting() {
         let o = parse(&[]).unwrap();
         assert_eq!(o.rr_interval_ms, 6, "BFS rr_interval default");
         assert_eq!(o.queue, QueueMode::Llc);
@@ -478,6 +478,8 @@ mod tests {
         assert_eq!(o.freq_threshold, 0, "frequency-aware selection off by default");
         assert_eq!(o.migration_delay_us, 0, "delayed migration off by default");
         assert!(!o.sticky, "sticky tasks off by default");
+        assert!(!o.fork_depth_penalty, "fork-depth penalty off by default");
+        assert_eq!(o.group_accounting, GroupMode::Session, "group accounting by session by default");
         assert!(o.idle_bound_ms < WATCHDOG_MS && o.max_round_ms < WATCHDOG_MS);
     }
 
