@@ -5,8 +5,11 @@ background without starving it into the watchdog, and unloads cleanly. (Bad flag
 hotplug are in reliability_tests.py.)
 
 Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
-    tests/guest/scheduler_tests.py [--modes global,llc,cpu] [--stress-secs 30] [--share-secs 20]
-                                   [--idle-secs 40]
+    tests/guest/scheduler_tests.py [--modes global,llc,cpu] [--features yield,group,depth,target]
+                                   [--stress-secs 30] [--share-secs 20] [--idle-secs 40]
+
+--modes and --features pick parts of the suite (an empty list or "none" skips them all), so that
+tools/test can run it as two VMs at once.
 """
 
 import argparse
@@ -284,17 +287,33 @@ def test_latency_histograms(r, mode, c):
              f"p99<={normal.get('run_p99_us')}us")
 
 
+QUEUE_MODES = ("global", "llc", "cpu")
+FEATURES = ("yield", "group", "depth", "target")
+
+
+def parts(ap, flag, arg, known):
+    """The comma-separated list `arg` given to `flag` as a list, in the order given; "" or "none" is the empty list."""
+    picked = [] if arg in ("", "none") else arg.split(",")
+    unknown = [p for p in picked if p not in known]
+    if unknown:
+        ap.error(f"{flag}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    return picked
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--modes", default="global,llc,cpu")
+    ap.add_argument("--modes", default="global,llc,cpu", help="--queue modes to test, comma-separated")
+    ap.add_argument("--features", default=",".join(FEATURES),
+                    help="single-mechanism tests to run after the modes, comma-separated: " + ",".join(FEATURES))
     ap.add_argument("--stress-secs", type=int, default=30)
     ap.add_argument("--share-secs", type=int, default=20)
     ap.add_argument("--idle-secs", type=int, default=40)
     opts = ap.parse_args()
+    modes, features = parts(ap, "--modes", opts.modes, QUEUE_MODES), parts(ap, "--features", opts.features, FEATURES)
 
     r = Results()
     log(f"guest: {os.uname().release}, {nr_cpus()} CPUs, HZ from config; scx_vrq = {SCX_VRQ}")
-    for mode in opts.modes.split(","):
+    for mode in modes:
         mark = dmesg_len()
         try:
             sched = Scheduler("--queue", mode, name=f"sched-{mode}").start()
@@ -311,10 +330,10 @@ def main():
             test_unload(r, sched, mode)
         problems = kernel_log_problems(mark)
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
-    test_yield_type(r, opts.share_secs // 2)
-    test_group_accounting(r, opts.share_secs // 2)
-    test_fork_depth_penalty(r, opts.share_secs // 2)
-    test_target_latency(r, opts.share_secs // 2)
+    feature_tests = {"yield": test_yield_type, "group": test_group_accounting, "depth": test_fork_depth_penalty,
+                     "target": test_target_latency}
+    for feature in features:
+        feature_tests[feature](r, opts.share_secs // 2)
     r.finish("scheduler")
 
 
