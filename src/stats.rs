@@ -129,6 +129,7 @@ vrq_metrics! {
     sticky_kept = vrq_stat_VRQ_STAT_STICKY_KEPT: "Sticky tasks that ran again on their CPU",
     sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED: "Other queues' sticky heads passed over as later",
     sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN: "Sticky tasks that ran on another CPU",
+    clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT: "Target-latency clock updates that found the count of woken tasks waiting below 0: a bookkeeping defect, always 0",
 }
 
 impl Metrics {
@@ -184,7 +185,7 @@ impl Metrics {
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
              floorgave:{} roundover:{} target:{} turnend:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
-             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{}",
+             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -216,6 +217,7 @@ impl Metrics {
             self.sticky_kept,
             self.sticky_passed,
             self.sticky_stolen,
+            self.clock_miscount,
         )?;
         for (name, c) in &self.lat {
             if c.wake_n + c.requeue_n + c.run_n == 0 {

@@ -65,9 +65,15 @@ u64 clock_waiting;
 /*
  * Woken tasks waiting for a CPU (policy.h: vrq_clock_waiters), the count that sets the clock's rate:
  * enqueue counts a task queued by its wake-up (task_ctx.clock_woken), running and quiescent uncount it.
- * clock_update resets it when the queues are empty, so that a miscount does not outlive a busy spell.
+ * clock_update resets it when the queues are empty, so that a miscount does not outlive a busy spell,
+ * and starts a new generation (woken_gen): a task counted before the reset is not uncounted after it.
+ * Without the generation a reset could drive the count below 0 for as long as the queues then stayed
+ * busy: the queues it reads do not hold a woken task that dispatch has already moved to a CPU's local
+ * queue, which was uncounted from the new zero when it ran -- and at -1 one woken task waiting counts as
+ * none. The counter clockmiscount (updates that found the count below 0) tells; the suite checks it.
  */
 s64 woken_waiting;
+u64 woken_gen;
 #define CLOCK_UPDATE_NS VRQ_NSEC_PER_MSEC
 
 struct {
@@ -251,6 +257,7 @@ struct task_ctx {
 	u8 clock_woken;		/* target latency, enqueue -> running / quiescent: queued by its
 				 * wake-up and counted in woken_waiting. enqueue (count_woken_wait)
 				 * sets it; running and quiescent (uncount_woken_wait) clear it */
+	u64 clock_gen;		/* ... in this woken_gen (count_woken_wait writes it) */
 	struct lat_marks lat;	/* latency histograms */
 };
 
@@ -386,8 +393,14 @@ static void clock_update(u64 now)
 		if (n > 0)
 			clock_waiting += n;
 	}
-	if (!clock_waiting && woken_waiting)
+	if (woken_waiting < 0)
+		stat_inc(VRQ_STAT_CLOCK_MISCOUNT);
+	if (!clock_waiting && woken_waiting) {
+		/* zero first: a task counted in between, in the old generation, stays counted until the next
+		 * reset (an excess, bounded by the tasks queued), never uncounted from the new one's zero */
 		woken_waiting = 0;
+		__sync_fetch_and_add(&woken_gen, 1);
+	}
 	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
 				    vrq_clock_waiters(woken_waiting, clock_waiting), nr_cpus);
 }
@@ -405,6 +418,7 @@ static __always_inline void count_woken_wait(struct task_ctx *tctx, u64 enq_flag
 	if (!target_latency_ns || !(enq_flags & SCX_ENQ_WAKEUP) || tctx->clock_woken)
 		return;
 	tctx->clock_woken = 1;
+	tctx->clock_gen = woken_gen;
 	__sync_fetch_and_add(&woken_waiting, 1);
 }
 
@@ -414,7 +428,8 @@ static __always_inline void uncount_woken_wait(struct task_ctx *tctx)
 	if (!tctx->clock_woken)
 		return;
 	tctx->clock_woken = 0;
-	__sync_fetch_and_sub(&woken_waiting, 1);
+	if (tctx->clock_gen == woken_gen)	/* else a reset since has already forgotten it */
+		__sync_fetch_and_sub(&woken_waiting, 1);
 }
 
 static __always_inline s32 task_nice(const struct task_struct *p)

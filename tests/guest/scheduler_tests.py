@@ -235,6 +235,7 @@ def test_target_latency(r, secs, target_ms=2):
         out = subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
                              timeout=secs * 10 + 60).stdout.strip()
         c_req = stats.read()
+    miscounts = c_hogs.get("clock_miscount", 0) + c_req.get("clock_miscount", 0)
     hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shrunk", "turn_ended")}
     req_counts = {k: c_req.get(k, 0) for k in ("target_shrunk", "turn_ended")}
     # The hogs take about secs / rr_interval turns. A kernel thread or the test's own tasks, woken while
@@ -244,6 +245,10 @@ def test_target_latency(r, secs, target_ms=2):
             sum(hog_counts.values()) < turns // 50, f"{hog_counts} in {secs} s")
     r.check(f"target {target_ms} ms/request-worker load: turns shortened or ended for woken tasks",
             sum(req_counts.values()) > 0, f"{req_counts} ({out})")
+    # The count of woken tasks waiting never goes below 0: at -1 one woken task waiting counted as none,
+    # and a saturated load ran with the target off until its queues next emptied.
+    r.check(f"target {target_ms} ms: the count of woken tasks waiting never below 0 at a clock update",
+            miscounts == 0, f"{miscounts} clock updates found it below 0")
     r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}")
 
 
