@@ -401,10 +401,27 @@ static void test_group_deadline(void)
 	/* N times the offset, fractions too */
 	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 32 * k) == MS(100) + 32 * one);
 	CHECK(vrq_group_deadline(0, 0, MS(6), k / 4) == one / 4);
-	/* capped; no overflow at the longest slice, the latest nice and the cap */
-	CHECK(vrq_group_deadline(0, 0, MS(6), 1000000 * k) == VRQ_GROUP_MAX_SCALE * one);
-	CHECK(vrq_group_deadline(0, 19, MS(1000), ~0ULL) ==
-	      VRQ_GROUP_MAX_SCALE * (vrq_prio_ratio(19) * MS(1000) / VRQ_PRIO_RATIO_BASE));
+	/* a stretched offset stops at a quarter of the watchdog: 63 x 39 ms is under it, 64 x over */
+	CHECK(VRQ_STRETCH_MAX_NS == MS(2500));
+	CHECK(vrq_group_deadline(0, 0, MS(6), 63 * k) == 63 * one);
+	CHECK(vrq_group_deadline(0, 0, MS(6), 64 * k) == VRQ_STRETCH_MAX_NS);
+	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 1000000 * k) == MS(100) + VRQ_STRETCH_MAX_NS);
+	/* ... the fork-depth penalty times a group's count too (the deepest, the largest group) */
+	CHECK(vrq_group_deadline(0, 0, MS(6), (u64)VRQ_FORK_DEPTH_MAX * VRQ_GROUP_MAX_SCALE * k) ==
+	      VRQ_STRETCH_MAX_NS);
+	/* an offset already longer unstretched stays as BFS has it (nice 19 at rr_interval 1 s: 40 s);
+	 * no overflow at the longest slice, the latest nice and the largest multiplier */
+	CHECK(vrq_group_deadline(0, 19, MS(1000), ~0ULL) == vrq_deadline(0, 19, MS(1000)));
+	CHECK(vrq_group_deadline(0, 19, MS(1000), 2 * k) == vrq_deadline(0, 19, MS(1000)));
+	/* shrinking is never capped: a fraction of the offset */
+	CHECK(vrq_group_deadline(0, 19, MS(1000), k / 2) == vrq_deadline(0, 19, MS(1000)) / 2);
+	/* whatever the multiplier, no task's offset passes max(its own, the cap): it waits for at most
+	 * that while others renew with shorter ones */
+	for (u64 m = k; m <= (u64)VRQ_GROUP_MAX_SCALE * k; m += k * 7)
+		for (s32 nice = -20; nice <= 19; nice += 13)
+			CHECK(vrq_group_deadline(0, nice, MS(6), m) <=
+			      (vrq_deadline(0, nice, MS(6)) > VRQ_STRETCH_MAX_NS ? vrq_deadline(0, nice, MS(6))
+									  : VRQ_STRETCH_MAX_NS));
 	/* nice still counts inside a group */
 	CHECK(vrq_group_deadline(0, 10, MS(6), 4 * k) > vrq_group_deadline(0, 0, MS(6), 4 * k));
 

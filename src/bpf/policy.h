@@ -99,15 +99,29 @@ static __always_inline u64 vrq_deadline(u64 niffies, s32 nice, u64 slice_ns)
  */
 #define VRQ_GROUP_MAX_SCALE 4096
 #define VRQ_GROUP_LOAD_ONE 1024ULL
+/*
+ * The longest a multiplier may stretch an offset to (a quarter of the watchdog). A task waits for at
+ * most about its own offset while tasks renewing with shorter ones go ahead of it; tasks renewing at
+ * different multipliers (a session's count weighed in by other sessions that come and go; the fork-depth
+ * penalty on top) then leave the stretched ones waiting their whole offset. Uncapped, 100 runnable
+ * tasks of one session four forks deep had offsets of ~14 s, and one of them waited 10.1 s: the
+ * watchdog ejected the scheduler (tools/test, topology suite, every switch on under the CI stress). At
+ * 39 ms a task at nice 0, the cap holds from 64 runnable tasks of one session beside another on.
+ * An offset longer without any multiplier (nice 19 at a long --rr-interval-ms) stays as BFS has it.
+ */
+#define VRQ_STRETCH_MAX_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 4)
 
 static __always_inline u64 vrq_group_deadline(u64 niffies, s32 nice, u64 slice_ns, u64 multiplier)
 {
-	u64 offset = vrq_prio_ratio(nice) * slice_ns / VRQ_PRIO_RATIO_BASE;
+	u64 offset = vrq_prio_ratio(nice) * slice_ns / VRQ_PRIO_RATIO_BASE, stretched;
 
 	if (multiplier > VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE)
 		multiplier = VRQ_GROUP_MAX_SCALE * VRQ_GROUP_LOAD_ONE;
 	/* offset < 2^36 (prio_ratio / 128 < 40 at nice 19, a slice <= 1 s < 2^30 ns), multiplier <= 2^22 */
-	return niffies + offset * multiplier / VRQ_GROUP_LOAD_ONE;
+	stretched = offset * multiplier / VRQ_GROUP_LOAD_ONE;
+	if (multiplier > VRQ_GROUP_LOAD_ONE && stretched > VRQ_STRETCH_MAX_NS)
+		stretched = offset > VRQ_STRETCH_MAX_NS ? offset : VRQ_STRETCH_MAX_NS;
+	return niffies + stretched;
 }
 
 /*
