@@ -49,6 +49,9 @@ SCHEDULERS = {
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
+    # one wake-up rule off at a time (a pipe's round trip on the parallel instrument, session 11)
+    "vrq-sync-handoff-off": {"cmd": _vrq("--sync-handoff", "false"), "vrq": True, "variant": True},
+    "vrq-preempt-local-off": {"cmd": _vrq("--preempt-local", "false"), "vrq": True, "variant": True},
     # the target latency (2 ms by default since session 8) at 2 and 3 ms by name: turns shortened while
     # woken tasks wait, never below --target-floor-us (1 ms); the other floors measured for its default
     # ("-floor250": the session-7 floor, target / 8, hackbench's 250 us turns)
