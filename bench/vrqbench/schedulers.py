@@ -52,6 +52,7 @@ SCHEDULERS = {
     # one wake-up rule off at a time (a pipe's round trip on the parallel instrument, session 11)
     "vrq-sync-handoff-off": {"cmd": _vrq("--sync-handoff", "false"), "vrq": True, "variant": True},
     "vrq-preempt-local-off": {"cmd": _vrq("--preempt-local", "false"), "vrq": True, "variant": True},
+    "vrq-wake-credit-off": {"cmd": _vrq("--wake-credit", "0"), "vrq": True, "variant": True},
     # the target latency (2 ms by default since session 8) at 2 and 3 ms by name: turns shortened while
     # woken tasks wait, never below --target-floor-us (1 ms); the other floors measured for its default
     # ("-floor250": the session-7 floor, target / 8, hackbench's 250 us turns)
