@@ -103,8 +103,8 @@ static __always_inline u64 vrq_deadline(u64 niffies, s32 nice, u64 slice_ns)
  * The longest a multiplier may stretch an offset to (a quarter of the watchdog). A task waits for at
  * most about its own offset while tasks renewing with shorter ones go ahead of it; tasks renewing at
  * different multipliers (a session's count weighed in by other sessions that come and go; the fork-depth
- * penalty on top) then leave the stretched ones waiting their whole offset. Uncapped, 100 runnable
- * tasks of one session four forks deep had offsets of ~14 s, and one of them waited 10.1 s: the
+ * penalty on top) then leave the stretched ones waiting their whole offset. Uncapped, ~100 runnable
+ * tasks of one session, their count times their fork depth, had offsets of ~14 s; one waited 10.1 s: the
  * watchdog ejected the scheduler (tools/test, topology suite, every switch on under the CI stress). At
  * 39 ms a task at nice 0, the cap holds from 64 runnable tasks of one session beside another on.
  * An offset longer without any multiplier (nice 19 at a long --rr-interval-ms) stays as BFS has it.
