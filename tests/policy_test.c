@@ -417,11 +417,12 @@ static void test_group_deadline(void)
 	CHECK(vrq_group_deadline(0, 19, MS(1000), k / 2) == vrq_deadline(0, 19, MS(1000)) / 2);
 	/* whatever the multiplier, no task's offset passes max(its own, the cap): it waits for at most
 	 * that while others renew with shorter ones */
-	for (u64 m = k; m <= (u64)VRQ_GROUP_MAX_SCALE * k; m += k * 7)
-		for (s32 nice = -20; nice <= 19; nice += 13)
-			CHECK(vrq_group_deadline(0, nice, MS(6), m) <=
-			      (vrq_deadline(0, nice, MS(6)) > VRQ_STRETCH_MAX_NS ? vrq_deadline(0, nice, MS(6))
-									  : VRQ_STRETCH_MAX_NS));
+	for (s32 nice = -20; nice <= 19; nice += 13) {
+		u64 own = vrq_deadline(0, nice, MS(6)), bound = own > VRQ_STRETCH_MAX_NS ? own : VRQ_STRETCH_MAX_NS;
+
+		for (u64 m = k; m <= (u64)VRQ_GROUP_MAX_SCALE * k; m += k * 7)
+			CHECK(vrq_group_deadline(0, nice, MS(6), m) <= bound);
+	}
 	/* nice still counts inside a group */
 	CHECK(vrq_group_deadline(0, 10, MS(6), 4 * k) > vrq_group_deadline(0, 0, MS(6), 4 * k));
 
