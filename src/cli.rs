@@ -84,6 +84,14 @@ pub struct Opts {
     #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=100_000))]
     pub target_floor_us: u64,
 
+    /// Short runners, in µs (0-1000000; 0 turns it off): with a target latency, a task queued again
+    /// after a preemption or the end of its turn counts as a waiting woken task while it runs less than
+    /// this between sleeps (on average, and in the run under way). A run also ends when a task it
+    /// woke preempts it: a request queue's worker, handed its next request, waits as one held up, and
+    /// turns shorten for it. CPU hogs (a build's compilers) pass it in their first turn and never count.
+    #[arg(long, value_name = "US", default_value_t = 6000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub short_run_us: u64,
+
     /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
     /// deadline passed and slice left gets its new deadline from now less this share of the offset, so
     /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,

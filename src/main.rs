@@ -159,6 +159,7 @@ impl<'a> Scheduler<'a> {
         rodata.max_round_ns = opts.max_round_ms * 1_000_000;
         rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
         rodata.target_floor_ns = opts.target_floor_us * 1000;
+        rodata.short_run_ns = opts.short_run_us * 1000;
         rodata.wake_credit_pct = opts.wake_credit;
         rodata.sync_handoff = opts.sync_handoff;
         rodata.preempt_local = opts.preempt_local;

@@ -270,6 +270,45 @@ static void test_target_latency(void)
 	CHECK(vrq_clock_now(MS(10), MS(11), MS(5), 3 * VRQ_RATE_ONE) == MS(15));
 }
 
+/* Short runners: the run average, and which requeued tasks count toward the target latency. */
+static void test_short_runner(void)
+{
+	u64 avg = 0;
+	int i, runs_to_pass = 0;
+
+	/* off: nobody counts */
+	CHECK(!vrq_short_runner(0, 0, 0));
+	/* a request worker: runs of 2 ms against a 6 ms limit count, before, during and after a run */
+	for (i = 0; i < 20; i++)
+		avg = vrq_run_avg(avg, MS(2));
+	CHECK(avg <= MS(2) && avg > MS(2) - US(10));
+	CHECK(vrq_short_runner(avg, 0, MS(6)));
+	CHECK(vrq_short_runner(avg, MS(5), MS(6)));
+	/* ... but not once the run under way passes the limit: a new compiler (average still 0) stops
+	 * counting within its first turn, without waiting for its run to end */
+	CHECK(!vrq_short_runner(avg, MS(6), MS(6)));
+	CHECK(!vrq_short_runner(0, MS(6), MS(6)));
+	/* one long run (a worker that computed 100 ms) lifts the average past the limit at once; short
+	 * runs bring it back under within a few runs (a quarter per run) */
+	avg = vrq_run_avg(avg, MS(100));
+	CHECK(!vrq_short_runner(avg, 0, MS(6)));
+	while (!vrq_short_runner(avg, 0, MS(6)) && runs_to_pass < 100) {
+		avg = vrq_run_avg(avg, MS(2));
+		runs_to_pass++;
+	}
+	CHECK(runs_to_pass >= 3 && runs_to_pass <= 8);
+	/* a hog never sleeps, so its run under way keeps growing across its turns: past the first 6 ms of
+	 * CPU it never counts, whatever average it brought from its short runs before */
+	for (i = 1; i <= 50; i++)
+		CHECK(vrq_short_runner(MS(1), US(100) * i, MS(6)) == (US(100) * i < MS(6)));
+	/* a task whose runs are as long as the limit does not count: the average only nears it from below
+	 * after long runs, and each such run passes the limit while under way */
+	CHECK(!vrq_short_runner(MS(6) - 1, MS(6), MS(6)));
+	/* the average saturates at a run's length and never overflows on long runs */
+	avg = vrq_run_avg(~0ULL / 8, ~0ULL / 8);
+	CHECK(avg == ~0ULL / 8);
+}
+
 /* Wake-up credit: only on a wake-up, only with slice left, as a share of the deadline offset. */
 static void test_wakeup_credit(void)
 {
@@ -799,6 +838,7 @@ int main(void)
 	test_effective_slice();
 	test_floor_gives_way();
 	test_target_latency();
+	test_short_runner();
 	test_wakeup_credit();
 	test_sync_handoff();
 	test_preempt_local();

@@ -60,6 +60,8 @@ SCHEDULERS = {
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},
     **{f"vrq-target-2ms-floor{us}": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", str(us)),
                                       "vrq": True, "variant": True} for us in (250, 500, 1500, 2000)},
+    # short runners (--short-run-us, on by default since session 12) not counted toward the target latency
+    "vrq-short-run-off": {"cmd": _vrq("--short-run-us", "0"), "vrq": True, "variant": True},
     # the target latency off (the default until session 8)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
 }

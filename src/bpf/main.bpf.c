@@ -26,6 +26,7 @@ const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 2ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS: rr_interval however many wait) */
 const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
+const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as woken (0: off) */
 const volatile u32 wake_credit_pct = 50;		/* 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
@@ -123,6 +124,9 @@ struct cpu_ctx {
 						 * latency, find_cpu_for ends the longest turn for a
 						 * waiting woken task */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
+	u8 waker_preempted;			/* short runners: a task woken by the one running here
+						 * preempts it (preempt_for_wakeup); its run ends there.
+						 * start_run clears it */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
 	struct bpf_cpumask __kptr *pkg;		/* ... within VRQ_DIST_PKG */
@@ -258,6 +262,10 @@ struct task_ctx {
 				 * wake-up and counted in woken_waiting. enqueue (count_woken_wait)
 				 * sets it; running and quiescent (uncount_woken_wait) clear it */
 	u64 clock_gen;		/* ... in this woken_gen (count_woken_wait writes it) */
+	/* short runners (policy.h: vrq_short_runner): CPU time since its last sleep, and the average of
+	 * such runs. charge_slice adds to run_ns; stopping (end_run) averages it and starts a new one */
+	u64 run_ns;
+	u64 avg_run_ns;
 	struct lat_marks lat;	/* latency histograms */
 };
 
@@ -412,11 +420,20 @@ static __always_inline u64 woken_wait_rate(void)
 			      vrq_clock_waiters(woken_waiting, ~0ULL), nr_cpus);
 }
 
-/* Target latency: @p was queued by its wake-up and waits for a CPU; it counts toward the clock's rate. */
+/*
+ * Target latency: @p waits for a CPU, queued by its wake-up or, with --short-run-us, queued again as a
+ * short runner (policy.h: vrq_short_runner); it counts toward the clock's rate as a woken task.
+ */
 static __always_inline void count_woken_wait(struct task_ctx *tctx, u64 enq_flags)
 {
-	if (!target_latency_ns || !(enq_flags & SCX_ENQ_WAKEUP) || tctx->clock_woken)
+	bool woken = enq_flags & SCX_ENQ_WAKEUP;
+
+	if (!target_latency_ns || tctx->clock_woken)
 		return;
+	if (!woken && !vrq_short_runner(tctx->avg_run_ns, tctx->run_ns, short_run_ns))
+		return;
+	if (!woken)
+		stat_inc(VRQ_STAT_SHORT_RUN_WAIT);
 	tctx->clock_woken = 1;
 	tctx->clock_gen = woken_gen;
 	__sync_fetch_and_add(&woken_waiting, 1);
@@ -497,8 +514,10 @@ static __always_inline u64 group_multiplier_of(u32 group)
 /* Charge the run time since the last charge to the task's slice. */
 static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 {
-	if ((s64)(now - tctx->last_charged) > 0)
+	if ((s64)(now - tctx->last_charged) > 0) {
 		tctx->time_slice -= (s64)(now - tctx->last_charged);
+		tctx->run_ns += now - tctx->last_charged;
+	}
 	tctx->last_charged = now;
 }
 
@@ -1051,6 +1070,7 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 	if (local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
 					   local_ctx->running_priodl)) {
 		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
+		local_ctx->waker_preempted = 1;
 		stat_inc(VRQ_STAT_PREEMPT_KICK);
 		stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 		return;
@@ -1404,6 +1424,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	u64 slice;
 
 	cctx->run_seq++;
+	cctx->waker_preempted = 0;
 	cctx->run_started = tctx->last_charged;
 	slice = task_slice(p, q, clock_rate, NULL);
 	if (slice >= rr_interval_ns)
@@ -1596,6 +1617,18 @@ static __always_inline void turn_over_at_stop(struct task_struct *p, struct task
 }
 
 /*
+ * Short runners: @p's run ends when it sleeps, or when a task it woke preempts it here (a request
+ * queue's hand-off: the worker would have slept but for the preemption). Average it, start a new one.
+ */
+static __always_inline void end_run(struct task_ctx *tctx, struct cpu_ctx *cctx, bool runnable)
+{
+	if (runnable && !(cctx && cctx->waker_preempted))
+		return;
+	tctx->avg_run_ns = vrq_run_avg(tctx->avg_run_ns, tctx->run_ns);
+	tctx->run_ns = 0;
+}
+
+/*
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
  * Steps: charge its time_slice; its run ends (latency histograms: lat); asleep with its slice used up:
  * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
@@ -1611,6 +1644,7 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 
 		charge_slice(tctx, now);
 		turn_over_at_stop(p, tctx, cctx, now, runnable);
+		end_run(tctx, cctx, runnable);
 		lat_run_ends(p, tctx, now, runnable);
 		renew_before_sleep(p, tctx, runnable);
 		mark_sticky(p, tctx, runnable);

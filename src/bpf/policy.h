@@ -444,6 +444,29 @@ static __always_inline u64 vrq_clock_waiters(s64 woken, u64 queued)
 }
 
 /*
+ * Short runners (--short-run-us): which tasks queued again, not by a wake-up, count among the waiting
+ * "woken" tasks above. A task's run, here, is the CPU time it uses from one sleep to the next; a run
+ * also ends when a task it woke preempts it (the hand-off of a request queue: the worker wakes its
+ * dispatcher, which preempts it on its own CPU before it can sleep, and hands it the next request).
+ * vrq_run_avg() keeps an average of those runs (each new one weighs a quarter); a task is a short
+ * runner while that average and the run under way are both below @limit_ns (0: off). A request
+ * queue's worker, preempted or at the end of its turn with its request half done, is then held up the
+ * way a woken task is, and turns shorten for it; a CPU hog's run passes the limit within its first turn
+ * and never counts (compilers run for hundreds of ms between sleeps), so builds keep BFS's turns.
+ */
+#define VRQ_RUN_AVG_WEIGHT 4
+
+static __always_inline u64 vrq_run_avg(u64 avg_ns, u64 run_ns)
+{
+	return ((VRQ_RUN_AVG_WEIGHT - 1) * avg_ns + run_ns) / VRQ_RUN_AVG_WEIGHT;
+}
+
+static __always_inline int vrq_short_runner(u64 avg_ns, u64 run_ns, u64 limit_ns)
+{
+	return limit_ns && avg_ns < limit_ns && run_ns < limit_ns;
+}
+
+/*
  * What the queues' clock gains on real time over @since ns at @rate. At most VRQ_CLOCK_GAIN_MAX_NS of
  * real time counts: the rate is set by the tick, so after a long stretch without one it is stale, and
  * a month at 16x would overflow the product.

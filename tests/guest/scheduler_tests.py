@@ -226,7 +226,8 @@ def test_target_latency(r, secs, target_ms=2):
     pinned to one CPU never wake: their turns are BFS's, as the share model has them (the form that
     counted every waiting task shortened every one). A request/worker load (bench/src/reqlat: one
     message thread waking 2 workers per CPU) has woken tasks waiting: turns are shortened or ended for
-    them."""
+    them. Short runners (--short-run-us, on by default): reqlat's workers, queued again with their
+    request half done, count as woken; the hogs never do; with --short-run-us 0 nothing does."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
     with loaded("--target-latency-ms", str(target_ms), name=f"target-{target_ms}"), Stats() as stats:
@@ -235,6 +236,12 @@ def test_target_latency(r, secs, target_ms=2):
         out = subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
                              timeout=secs * 10 + 60).stdout.strip()
         c_req = stats.read()
+    with loaded("--target-latency-ms", str(target_ms), "--short-run-us", "0",
+                name=f"target-{target_ms}-short-run-off"), Stats() as stats:
+        stats.read()
+        subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
+                       timeout=secs * 10 + 60)
+        c_off = stats.read()
     miscounts = c_hogs.get("clock_miscount", 0) + c_req.get("clock_miscount", 0)
     hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shrunk", "turn_ended")}
     req_counts = {k: c_req.get(k, 0) for k in ("target_shrunk", "turn_ended")}
@@ -249,7 +256,18 @@ def test_target_latency(r, secs, target_ms=2):
     # and a saturated load ran with the target off until its queues next emptied.
     r.check(f"target {target_ms} ms: the count of woken tasks waiting never below 0 at a clock update",
             miscounts == 0, f"{miscounts} clock updates found it below 0")
-    r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}")
+    # Short runners: a hog's run passes --short-run-us (6 ms) in its first turn and never counts;
+    # reqlat's workers (2 ms runs, each ended by the message thread they wake) count whenever they
+    # wait with a request half done.
+    short = {"hogs": c_hogs.get("short_run_waits", 0), "reqlat": c_req.get("short_run_waits", 0),
+             "reqlat, --short-run-us 0": c_off.get("short_run_waits", 0)}
+    r.check(f"target {target_ms} ms/two pinned hogs: no hog counted as a short runner (< 2% of ~{turns} turns)",
+            short["hogs"] < turns // 50, f"{short}")
+    r.check(f"target {target_ms} ms/request-worker load: workers queued again count as short runners",
+            short["reqlat"] > 0, f"{short}")
+    r.check(f"target {target_ms} ms/request-worker load, --short-run-us 0: nothing counts as a short runner",
+            short["reqlat, --short-run-us 0"] == 0, f"{short}")
+    r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}; short-runner waits {short}")
 
 
 def deepest_descendant(pid):
