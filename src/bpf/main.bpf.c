@@ -511,7 +511,7 @@ static __always_inline u64 group_multiplier_of(u32 group)
 				    vrq_load_avg_at(&all_grouped_tasks, now, rr_interval_ns));
 }
 
-/* Charge the run time since the last charge to the task's slice. */
+/* Charge the run time since the last charge to the task's slice, and to its run (short runners). */
 static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 {
 	if ((s64)(now - tctx->last_charged) > 0) {
@@ -1630,7 +1630,9 @@ static __always_inline void end_run(struct task_ctx *tctx, struct cpu_ctx *cctx,
 
 /*
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
- * Steps: charge its time_slice; its run ends (latency histograms: lat); asleep with its slice used up:
+ * Steps: charge its time_slice; with a target latency, a turn over uses up its slice
+ * (turn_over_at_stop); its run for the short-runner rule ends if it sleeps or its wakee preempted it
+ * (end_run); its run ends for the latency histograms (lat); asleep with its slice used up:
  * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
  * (running_priodl 0).
  */
