@@ -426,14 +426,13 @@ static __always_inline u64 woken_wait_rate(void)
  */
 static __always_inline void count_woken_wait(struct task_ctx *tctx, u64 enq_flags)
 {
-	bool woken = enq_flags & SCX_ENQ_WAKEUP;
-
 	if (!target_latency_ns || tctx->clock_woken)
 		return;
-	if (!woken && !vrq_short_runner(tctx->avg_run_ns, tctx->run_ns, short_run_ns))
-		return;
-	if (!woken)
+	if (!(enq_flags & SCX_ENQ_WAKEUP)) {
+		if (!vrq_short_runner(tctx->avg_run_ns, tctx->run_ns, short_run_ns))
+			return;
 		stat_inc(VRQ_STAT_SHORT_RUN_WAIT);
+	}
 	tctx->clock_woken = 1;
 	tctx->clock_gen = woken_gen;
 	__sync_fetch_and_add(&woken_waiting, 1);
@@ -514,9 +513,11 @@ static __always_inline u64 group_multiplier_of(u32 group)
 /* Charge the run time since the last charge to the task's slice, and to its run (short runners). */
 static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 {
-	if ((s64)(now - tctx->last_charged) > 0) {
-		tctx->time_slice -= (s64)(now - tctx->last_charged);
-		tctx->run_ns += now - tctx->last_charged;
+	s64 ran = (s64)(now - tctx->last_charged);
+
+	if (ran > 0) {
+		tctx->time_slice -= ran;
+		tctx->run_ns += ran;
 	}
 	tctx->last_charged = now;
 }

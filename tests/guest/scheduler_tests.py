@@ -230,17 +230,20 @@ def test_target_latency(r, secs, target_ms=2):
     request half done, count as woken; the hogs never do; with --short-run-us 0 nothing does."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
+
+    def run_reqlat():
+        return subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
+                              timeout=secs * 10 + 60).stdout.strip()
+
     with loaded("--target-latency-ms", str(target_ms), name=f"target-{target_ms}"), Stats() as stats:
         c_hogs = counters_while(stats, [start_hog(cpu=cpu), start_hog(cpu=cpu)], 1, secs)
         stats.read()
-        out = subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
-                             timeout=secs * 10 + 60).stdout.strip()
+        out = run_reqlat()
         c_req = stats.read()
     with loaded("--target-latency-ms", str(target_ms), "--short-run-us", "0",
                 name=f"target-{target_ms}-short-run-off"), Stats() as stats:
         stats.read()
-        subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
-                       timeout=secs * 10 + 60)
+        run_reqlat()
         c_off = stats.read()
     miscounts = c_hogs.get("clock_miscount", 0) + c_req.get("clock_miscount", 0)
     hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shrunk", "turn_ended")}
