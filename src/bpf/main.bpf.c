@@ -262,6 +262,11 @@ struct task_ctx {
 				 * wake-up and counted in woken_waiting. enqueue (count_woken_wait)
 				 * sets it; running and quiescent (uncount_woken_wait) clear it */
 	u64 clock_gen;		/* ... in this woken_gen (count_woken_wait writes it) */
+	/* dispatch -> enqueue: the task that just ran lost its CPU in that CPU's dispatch, which refreshed
+	 * its deadline; enqueue (ready_to_queue) takes it as is while that CPU has begun no other run.
+	 * prev_keeps_cpu writes both; ready_to_queue clears fresh_cpu */
+	s32 fresh_cpu;		/* that CPU + 1 (0: none) */
+	u64 fresh_seq;		/* its run_seq then */
 	/* short runners (policy.h: vrq_short_runner): CPU time since its last sleep, and the average of
 	 * such runs. charge_slice adds to run_ns; stopping (end_run) averages it and starts a new one */
 	u64 run_ns;
@@ -719,6 +724,19 @@ static s32 idle_cpu_in(const struct cpumask *mask)
 	return cpu < nr_cpus ? (s32)cpu : -1;
 }
 
+/*
+ * Is any CPU @p may use idle right now? One read of the idle mask: a wake-up on a saturated machine
+ * (the common case under load) skips every step of the search and every claim it would try.
+ */
+static bool idle_cpu_allowed(const struct task_struct *p)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool any = bpf_cpumask_intersects(idle, p->cpus_ptr);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return any;
+}
+
 static bool cpu_idle_now(s32 cpu)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
@@ -845,6 +863,8 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 	struct perf_masks *pm = NULL;
 	u32 zero = 0, i, dist, perf;
 
+	if (!idle_cpu_allowed(p))
+		return r;	/* nothing to claim, nor a scaled idle CPU to pass over */
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
@@ -881,6 +901,9 @@ static __always_inline void insert_on_cpu(struct task_struct *p, struct task_ctx
 /* Sync hand-off (--sync-handoff): the waker is about to sleep and nothing else waits for its CPU. */
 static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 waker, u64 wake_flags)
 {
+	/* most wake-ups are not sync: decide those before reading any queue */
+	if (!sync_handoff || !(wake_flags & SCX_WAKE_SYNC))
+		return false;
 	return vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
 				cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
 				scx_bpf_dsq_nr_queued(queue_of_cpu(waker)));
@@ -892,6 +915,18 @@ static __always_inline bool delay_may_apply(struct task_struct *p, s32 waker, u6
 	return vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker), bpf_cpumask_test_cpu(waker, p->cpus_ptr),
 				   0) &&
 	       (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
+}
+
+/*
+ * No idle CPU: the woken task is queued. With --preempt-local, from the waker's CPU when that CPU
+ * shares the task's queue (the same queue, so the same order): the kernel then queues it there without
+ * an IPI to the previous CPU, and the local preemption that follows (preempt_for_wakeup) takes it on the
+ * CPU it is already on -- a move from another CPU's run queue costs several times a local one.
+ */
+static __always_inline bool queue_from_waker(struct task_struct *p, s32 prev_cpu, s32 waker, u64 wake_flags)
+{
+	return preempt_local && waker != prev_cpu && (wake_flags & SCX_WAKE_TTWU) &&
+	       queue_of_cpu(waker) == queue_of_cpu(prev_cpu) && bpf_cpumask_test_cpu(waker, p->cpus_ptr);
 }
 
 /*
@@ -934,7 +969,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		return pk.cpu;
 	}
 	stat_inc(VRQ_STAT_SEL_BUSY);
-	return prev_cpu;
+	return queue_from_waker(p, prev_cpu, waker, wake_flags) ? waker : prev_cpu;
 }
 
 /*
@@ -1005,21 +1040,30 @@ struct busy_cpus {
 	s32 longest_cpu;	/* ... and its CPU (-1: none) */
 };
 
-/* Wake an idle CPU @p may use (true: done; it will find @p by reading the queue heads), or fill @busy. */
-static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy)
+/*
+ * Wake an idle CPU @p may use (true: done; it will find @p by reading the queue heads), or, for a
+ * wake-up (@survey), fill @busy. The idle mask is read once first: under load no CPU is idle, and a
+ * task queued again (not woken) then needs nothing more.
+ */
+static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy, bool survey)
 {
+	bool any_idle = idle_cpu_allowed(p);
 	u32 cpu;
 
+	if (!any_idle && !survey)
+		return false;
 	bpf_for(cpu, 0, nr_cpus) {
 		struct cpu_ctx *cctx;
 
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
-		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
+		if (any_idle && scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			stat_inc(VRQ_STAT_IDLE_KICK);
 			return true;
 		}
+		if (!survey)
+			continue;
 		cctx = cpu_ctx_of(cpu);
 		if (!cctx || !cctx->running_priodl)
 			continue;
@@ -1092,9 +1136,26 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
 {
 	struct busy_cpus busy = { .latest_cpu = -1, .longest_since = ~0ULL, .longest_cpu = -1 };
 
-	if (kick_idle_or_survey(p, &busy) || !wakeup)
+	if (kick_idle_or_survey(p, &busy, wakeup) || !wakeup)
 		return;
 	preempt_for_wakeup(p, priodl, sync_wakeup, &busy);
+}
+
+/*
+ * The task that just ran is queued again right after its CPU's dispatch refreshed its deadline on this
+ * queue (prev_keeps_cpu), and its stopping left it slice: nothing since has moved its clock but a few
+ * microseconds, so a second refresh would do nothing -- at the cost of one, on every preemption and
+ * turn's end. A slice used up in between (charged, or its turn over: turn_over_at_stop) is renewed.
+ */
+static __always_inline bool refreshed_by_dispatch(struct task_struct *p, const struct task_ctx *tctx, u32 q)
+{
+	s32 cpu = tctx->fresh_cpu - 1;
+	struct cpu_ctx *cctx;
+
+	if (cpu < 0 || tctx->time_slice <= 0 || cpu != scx_bpf_task_cpu(p) || tctx->queue != q ||
+	    !(cctx = cpu_ctx_of(cpu)))
+		return false;
+	return cctx->run_seq == tctx->fresh_seq;
 }
 
 /*
@@ -1103,7 +1164,9 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
  */
 static __always_inline u64 ready_to_queue(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
-	refresh_deadline(p, tctx, q, woken);
+	if (woken || !refreshed_by_dispatch(p, tctx, q))
+		refresh_deadline(p, tctx, q, woken);
+	tctx->fresh_cpu = 0;
 	/*
 	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
 	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
@@ -1281,7 +1344,8 @@ static __always_inline void find_best_head(s32 cpu, u32 own, struct best_head *b
 				best->sticky_passed = key;
 			key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
 		}
-		dist = cpu_distance(cpu, queue_rep_cpu[QUEUE_IDX(q)]);
+		/* only ties between queues read it: one queue needs no topology lookup */
+		dist = nr_queues > 1 ? cpu_distance(cpu, queue_rep_cpu[QUEUE_IDX(q)]) : VRQ_DIST_SAME;
 		if (best->q == VRQ_NO_QUEUE || key < best->priodl || (key == best->priodl && dist < best->dist)) {
 			best->q = q;
 			best->priodl = key;
@@ -1321,8 +1385,16 @@ static __always_inline bool prev_keeps_cpu(s32 cpu, struct task_struct *prev, u3
 	charge_slice(pctx, scx_bpf_now());
 	refresh_deadline(prev, pctx, own, false);
 	priodl = task_priodl(prev, pctx);
-	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl))
+	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl)) {
+		/* its enqueue follows before this CPU starts the winner: the refresh holds till then */
+		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+		if (cctx) {
+			pctx->fresh_cpu = cpu + 1;
+			pctx->fresh_seq = cctx->run_seq;
+		}
 		return false;
+	}
 	count_sticky_passed(best, priodl);
 	return true;
 }
