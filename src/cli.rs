@@ -92,6 +92,14 @@ pub struct Opts {
     #[arg(long, value_name = "US", default_value_t = 6000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub short_run_us: u64,
 
+    /// Renew a short runner's slice (true or false; needs --short-run-us): when a short runner's run
+    /// ends (it sleeps, or the task it woke preempts it) with less of its slice left than its average
+    /// run, the slice counts as used up and it gets its new deadline now: its next run is not cut off a
+    /// few microseconds before its work is done, an extra switch each time. It takes the renewal early,
+    /// so it gains no CPU share by it.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub short_run_renew: bool,
+
     /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
     /// deadline passed and slice left gets its new deadline from now less this share of the offset, so
     /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,

@@ -160,6 +160,7 @@ impl<'a> Scheduler<'a> {
         rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
         rodata.target_floor_ns = opts.target_floor_us * 1000;
         rodata.short_run_ns = opts.short_run_us * 1000;
+        rodata.short_run_renew = opts.short_run_renew;
         rodata.wake_credit_pct = opts.wake_credit;
         rodata.sync_handoff = opts.sync_handoff;
         rodata.preempt_local = opts.preempt_local;
@@ -177,7 +178,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms target_floor={}us wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms target_floor={}us short_run={}us short_run_renew={} wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -187,6 +188,8 @@ impl<'a> Scheduler<'a> {
             opts.min_slice_us,
             opts.target_latency_ms,
             opts.target_floor_us,
+            opts.short_run_us,
+            opts.short_run_renew,
             opts.wake_credit,
             opts.sync_handoff,
             opts.preempt_local,

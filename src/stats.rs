@@ -131,6 +131,7 @@ vrq_metrics! {
     sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN: "Sticky tasks that ran on another CPU",
     clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT: "Target-latency clock updates that found the count of woken tasks waiting below 0: a bookkeeping defect, always 0",
     short_run_waits = vrq_stat_VRQ_STAT_SHORT_RUN_WAIT: "Short runners (--short-run-us) queued again, not woken, that counted toward the target latency as woken tasks",
+    short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW: "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
 }
 
 impl Metrics {
@@ -186,7 +187,7 @@ impl Metrics {
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
              floorgave:{} roundover:{} target:{} turnend:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
-             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{} shortrunwait:{}",
+             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{} shortrunwait:{} shortrenew:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -220,6 +221,7 @@ impl Metrics {
             self.sticky_stolen,
             self.clock_miscount,
             self.short_run_waits,
+            self.short_run_renews,
         )?;
         for (name, c) in &self.lat {
             if c.wake_n + c.requeue_n + c.run_n == 0 {

@@ -309,6 +309,28 @@ static void test_short_runner(void)
 	CHECK(avg == ~0ULL / 8);
 }
 
+/*
+ * A short runner's slice renewed at a run's end (--short-run-renew): only a short runner, only with
+ * less slice left than its average run, never a slice already used up (renewed anyway).
+ */
+static void test_short_run_renew(void)
+{
+	/* a request worker averaging 1 ms runs, 300 us of its slice left: its next request would be cut
+	 * off after 300 us -- renewed; with 2 ms left it fits -- kept */
+	CHECK(vrq_renew_short_run(US(300), MS(1), MS(6)));
+	CHECK(!vrq_renew_short_run(MS(2), MS(1), MS(6)));
+	/* exactly its average left: the run fits */
+	CHECK(!vrq_renew_short_run(MS(1), MS(1), MS(6)));
+	/* used up or overdrawn: the renewal at its sleep or enqueue happens anyway, nothing to count */
+	CHECK(!vrq_renew_short_run(0, MS(1), MS(6)));
+	CHECK(!vrq_renew_short_run(-US(50), MS(1), MS(6)));
+	/* not a short runner (a compiler's 20 ms runs), or the rule off: BFS's carried-over slice */
+	CHECK(!vrq_renew_short_run(US(300), MS(20), MS(6)));
+	CHECK(!vrq_renew_short_run(US(300), MS(1), 0));
+	/* a task that has never run (average 0) keeps whatever it has */
+	CHECK(!vrq_renew_short_run(US(300), 0, MS(6)));
+}
+
 /* Wake-up credit: only on a wake-up, only with slice left, as a share of the deadline offset. */
 static void test_wakeup_credit(void)
 {
@@ -839,6 +861,7 @@ int main(void)
 	test_floor_gives_way();
 	test_target_latency();
 	test_short_runner();
+	test_short_run_renew();
 	test_wakeup_credit();
 	test_sync_handoff();
 	test_preempt_local();

@@ -62,6 +62,8 @@ SCHEDULERS = {
                                       "vrq": True, "variant": True} for us in (250, 500, 1500, 2000)},
     # short runners (--short-run-us, on by default since session 12) not counted toward the target latency
     "vrq-short-run-off": {"cmd": _vrq("--short-run-us", "0"), "vrq": True, "variant": True},
+    # short runners counted, their slices not renewed at a run's end (--short-run-renew, on since session 13)
+    "vrq-short-run-renew-off": {"cmd": _vrq("--short-run-renew", "false"), "vrq": True, "variant": True},
     # the target latency off (the default until session 8)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
 }

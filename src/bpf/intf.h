@@ -120,6 +120,7 @@ enum vrq_stat {
 	VRQ_STAT_STICKY_STOLEN,		/* sticky task ran on another CPU all the same */
 	VRQ_STAT_CLOCK_MISCOUNT,	/* clock updates that found the woken-task count below 0 (a bookkeeping defect) */
 	VRQ_STAT_SHORT_RUN_WAIT,	/* short runners queued again that counted as woken tasks (--short-run-us) */
+	VRQ_STAT_SHORT_RUN_RENEW,	/* short runners' runs ended with less slice than their average run: renewed */
 	VRQ_NR_STATS,
 };
 

@@ -27,6 +27,7 @@ const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 2ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS: rr_interval however many wait) */
 const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as woken (0: off) */
+const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
 const volatile u32 wake_credit_pct = 50;		/* 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
@@ -1692,6 +1693,8 @@ static __always_inline void turn_over_at_stop(struct task_struct *p, struct task
 /*
  * Short runners: @p's run ends when it sleeps, or when a task it woke preempts it here (a request
  * queue's hand-off: the worker would have slept but for the preemption). Average it, start a new one.
+ * With --short-run-renew, a slice left shorter than that average counts as used up (vrq_renew_short_run):
+ * the deadline's renewal (at its sleep, or its enqueue) gives the next run a whole slice.
  */
 static __always_inline void end_run(struct task_ctx *tctx, struct cpu_ctx *cctx, bool runnable)
 {
@@ -1699,6 +1702,10 @@ static __always_inline void end_run(struct task_ctx *tctx, struct cpu_ctx *cctx,
 		return;
 	tctx->avg_run_ns = vrq_run_avg(tctx->avg_run_ns, tctx->run_ns);
 	tctx->run_ns = 0;
+	if (short_run_renew && vrq_renew_short_run(tctx->time_slice, tctx->avg_run_ns, short_run_ns)) {
+		tctx->time_slice = 0;
+		stat_inc(VRQ_STAT_SHORT_RUN_RENEW);
+	}
 }
 
 /*

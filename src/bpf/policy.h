@@ -467,6 +467,18 @@ static __always_inline int vrq_short_runner(u64 avg_ns, u64 run_ns, u64 limit_ns
 }
 
 /*
+ * A short runner's run ends (it sleeps, or the task it woke preempts it) with @slice_left_ns of its
+ * slice: less than its average run (@avg_ns), its next run would be cut short by the slice's end, an
+ * extra switch for a few microseconds of work. Its slice then counts as used up now, and the next run
+ * starts a fresh slice with a new deadline -- the renewal it would get a moment later, taken early, so
+ * it never gains CPU share by it. Tasks that are not short runners keep BFS's carried-over slice.
+ */
+static __always_inline int vrq_renew_short_run(s64 slice_left_ns, u64 avg_ns, u64 limit_ns)
+{
+	return vrq_short_runner(avg_ns, 0, limit_ns) && slice_left_ns > 0 && (u64)slice_left_ns < avg_ns;
+}
+
+/*
  * What the queues' clock gains on real time over @since ns at @rate. At most VRQ_CLOCK_GAIN_MAX_NS of
  * real time counts: the rate is set by the tick, so after a long stretch without one it is stale, and
  * a month at 16x would overflow the product.

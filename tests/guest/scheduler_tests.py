@@ -227,7 +227,8 @@ def test_target_latency(r, secs, target_ms=2):
     counted every waiting task shortened every one). A request/worker load (bench/src/reqlat: one
     message thread waking 2 workers per CPU) has woken tasks waiting: turns are shortened or ended for
     them. Short runners (--short-run-us, on by default): reqlat's workers, queued again with their
-    request half done, count as woken; the hogs never do; with --short-run-us 0 nothing does."""
+    request half done, count as woken; the hogs never do; with --short-run-us 0 nothing does. Their
+    slices are renewed when a run ends with less left than their average run (--short-run-renew)."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
 
@@ -245,6 +246,11 @@ def test_target_latency(r, secs, target_ms=2):
         stats.read()
         run_reqlat()
         c_off = stats.read()
+    with loaded("--target-latency-ms", str(target_ms), "--short-run-renew", "false",
+                name=f"target-{target_ms}-short-run-renew-off"), Stats() as stats:
+        stats.read()
+        run_reqlat()
+        c_renew_off = stats.read()
     miscounts = c_hogs.get("clock_miscount", 0) + c_req.get("clock_miscount", 0)
     hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shrunk", "turn_ended")}
     req_counts = {k: c_req.get(k, 0) for k in ("target_shrunk", "turn_ended")}
@@ -270,7 +276,20 @@ def test_target_latency(r, secs, target_ms=2):
             short["reqlat"] > 0, f"{short}")
     r.check(f"target {target_ms} ms/request-worker load, --short-run-us 0: nothing counts as a short runner",
             short["reqlat, --short-run-us 0"] == 0, f"{short}")
-    r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}; short-runner waits {short}")
+    # --short-run-renew: a worker's run ends at each hand-off with the rest of its slice; when that is
+    # less than its average run (1 ms of work), the slice is renewed. A hog's run never ends.
+    renews = {"hogs": c_hogs.get("short_run_renews", 0), "reqlat": c_req.get("short_run_renews", 0),
+              "reqlat, --short-run-renew false": c_renew_off.get("short_run_renews", 0),
+              "reqlat, --short-run-us 0": c_off.get("short_run_renews", 0)}
+    r.check(f"target {target_ms} ms/two pinned hogs: no hog's slice renewed as a short runner's",
+            renews["hogs"] == 0, f"{renews}")
+    r.check(f"target {target_ms} ms/request-worker load: workers' slices renewed at the end of a run",
+            renews["reqlat"] > 0, f"{renews}")
+    r.check(f"target {target_ms} ms/request-worker load, --short-run-renew false or --short-run-us 0: none renewed",
+            renews["reqlat, --short-run-renew false"] == 0 and renews["reqlat, --short-run-us 0"] == 0,
+            f"{renews}")
+    r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}; short-runner waits {short}; "
+             f"renewals {renews}")
 
 
 def deepest_descendant(pid):
