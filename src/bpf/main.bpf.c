@@ -729,13 +729,9 @@ static s32 idle_cpu_in(const struct cpumask *mask)
  * Is any CPU @p may use idle right now? One read of the idle mask: a wake-up on a saturated machine
  * (the common case under load) skips every step of the search and every claim it would try.
  */
-static bool idle_cpu_allowed(const struct task_struct *p)
+static __always_inline bool idle_cpu_allowed(const struct task_struct *p)
 {
-	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	bool any = bpf_cpumask_intersects(idle, p->cpus_ptr);
-
-	scx_bpf_put_idle_cpumask(idle);
-	return any;
+	return idle_cpu_in(p->cpus_ptr) >= 0;
 }
 
 static bool cpu_idle_now(s32 cpu)
