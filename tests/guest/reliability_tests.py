@@ -33,7 +33,7 @@ NOBODY = 65534
 # The unprivileged user's Python: root's PATH in the guest may point into /root, which nobody cannot read.
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-# Per form: durations and counts. Short must stay within ~6 minutes on 2 TCG vCPUs (CI). Its 1,000
+# Per form: durations and counts. Short took ~12 minutes on 2 TCG vCPUs in CI (hotplug 3.5 of them). Its 1,000
 # threads already need the slice to shrink (a fixed 6 ms slice holds 333 runnable tasks on 2 CPUs within
 # --max-round-ms 1000). The long form's 100,000 need the floor to give way (at --min-slice-us 250 their
 # round on 2 CPUs would be 12.5 s, past the watchdog) and a guest with ~8 GiB (tools/reliability --long).

@@ -6,7 +6,7 @@ hotplug are in reliability_tests.py.)
 
 Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
     tests/guest/scheduler_tests.py [--modes global,llc,cpu] [--features yield,group,depth,target]
-                                   [--stress-secs 30] [--share-secs 20] [--idle-secs 40]
+                                   [--stress-secs 30] [--share-secs 20] [--idle-secs 20]
 
 --modes and --features pick parts of the suite (an empty list or "none" skips them all), so that
 tools/test can run it as two VMs at once.
@@ -277,12 +277,14 @@ def test_target_latency(r, secs, target_ms=2):
     r.check(f"target {target_ms} ms/request-worker load, --short-run-us 0: nothing counts as a short runner",
             short["reqlat, --short-run-us 0"] == 0, f"{short}")
     # --short-run-renew: a worker's run ends at each hand-off with the rest of its slice; when that is
-    # less than its average run (1 ms of work), the slice is renewed. A hog's run never ends.
+    # less than its average run (1 ms of work), the slice is renewed. A hog's run never ends. The
+    # counter is the whole machine's: a task of the test's own or a kernel thread, new and so still
+    # short on average, may be renewed once in a while (CI saw 1 in 10 s), so the bound is the one above.
     renews = {"hogs": c_hogs.get("short_run_renews", 0), "reqlat": c_req.get("short_run_renews", 0),
               "reqlat, --short-run-renew false": c_renew_off.get("short_run_renews", 0),
               "reqlat, --short-run-us 0": c_off.get("short_run_renews", 0)}
-    r.check(f"target {target_ms} ms/two pinned hogs: no hog's slice renewed as a short runner's",
-            renews["hogs"] == 0, f"{renews}")
+    r.check(f"target {target_ms} ms/two pinned hogs: no hog's slice renewed as a short runner's "
+            f"(< 2% of ~{turns} turns)", renews["hogs"] < turns // 50, f"{renews}")
     r.check(f"target {target_ms} ms/request-worker load: workers' slices renewed at the end of a run",
             renews["reqlat"] > 0, f"{renews}")
     r.check(f"target {target_ms} ms/request-worker load, --short-run-renew false or --short-run-us 0: none renewed",
@@ -352,7 +354,8 @@ def main():
                     help="single-mechanism tests to run after the modes, comma-separated: " + ",".join(FEATURES))
     ap.add_argument("--stress-secs", type=int, default=30)
     ap.add_argument("--share-secs", type=int, default=20)
-    ap.add_argument("--idle-secs", type=int, default=40)
+    ap.add_argument("--idle-secs", type=int, default=20,
+                    help="the SCHED_IDLE test's length: twice sched_ext's watchdog (10 s), so a starved idle task would eject")
     opts = ap.parse_args()
     modes, features = parts(ap, "--modes", opts.modes, QUEUE_MODES), parts(ap, "--features", opts.features, FEATURES)
 

@@ -56,11 +56,19 @@ def running_tasks():
     return sorted({(int(l.split()[0]), l.split()[2]) for l in out.splitlines()[1:] if l.split()[1].startswith("R")})
 
 
-def wake_from(prev, allowed):
+def wake_from(prev, allowed, tries=10):
     """Make `prev` this task's previous CPU, then sleep and wake with `allowed`: the scheduler's
-    select_cpu chooses among `allowed` starting from `prev`. Returns the CPU it woke on."""
-    os.sched_setaffinity(0, {prev})
-    os.sched_setaffinity(0, allowed)
+    select_cpu chooses among `allowed` starting from `prev`. Returns the CPU it woke on.
+
+    `prev` is busy in these cases, so this task may be preempted there once it is allowed elsewhere
+    and be taken by an idle CPU of its queue before it sleeps (on the host's clock a busy host makes
+    that likely): its wake-up then starts from that CPU and is a sel_prev, not the case under test.
+    The sequence is repeated until the task is still on `prev` just before it sleeps."""
+    for _ in range(tries):
+        os.sched_setaffinity(0, {prev})
+        os.sched_setaffinity(0, allowed)
+        if current_cpu() == prev:
+            break
     time.sleep(SLEEP_S)
     return current_cpu()
 
