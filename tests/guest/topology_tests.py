@@ -16,6 +16,7 @@ import collections
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from vrqtest import (Results, Stats, ci_stress_cmd, inject_perf, loaded, log, nr_cpus, runtime_ns, start_hog,
@@ -56,21 +57,23 @@ def running_tasks():
     return sorted({(int(l.split()[0]), l.split()[2]) for l in out.splitlines()[1:] if l.split()[1].startswith("R")})
 
 
-def wake_from(prev, allowed, tries=10):
-    """Make `prev` this task's previous CPU, then sleep and wake with `allowed`: the scheduler's
-    select_cpu chooses among `allowed` starting from `prev`. Returns the CPU it woke on.
+def wake_from(prev, allowed):
+    """Sleep on `prev` and wake with `allowed`: the scheduler's select_cpu chooses among `allowed`
+    starting from `prev`. Returns the CPU it woke on.
 
-    `prev` is busy in these cases, so this task may be preempted there once it is allowed elsewhere
-    and be taken by an idle CPU of its queue before it sleeps (on the host's clock a busy host makes
-    that likely): its wake-up then starts from that CPU and is a sel_prev, not the case under test.
-    The sequence is repeated until the task is still on `prev` just before it sleeps."""
-    for _ in range(tries):
-        os.sched_setaffinity(0, {prev})
-        os.sched_setaffinity(0, allowed)
-        if current_cpu() == prev:
-            break
+    The task sleeps pinned to `prev`, and a helper thread widens its CPUs to `allowed` half-way through
+    the sleep. Widening them itself before sleeping raced: `prev` is busy in these cases, so on the
+    host's clock (8 vCPUs take turns on one host thread: a few system calls take milliseconds) the task
+    was often preempted there and taken by an idle CPU of its queue before it slept, and its wake-up
+    started from that CPU (8-12 of 20 wake-ups counted as sel_prev). The helper is pinned to `prev`
+    too, so its own wake-up never goes through select_cpu."""
+    os.sched_setaffinity(0, {prev})
+    widen = threading.Timer(SLEEP_S / 2, os.sched_setaffinity, (threading.get_native_id(), allowed))
+    widen.start()
     time.sleep(SLEEP_S)
-    return current_cpu()
+    cpu = current_cpu()
+    widen.join()
+    return cpu
 
 
 def unload_checked(r, label):
