@@ -65,17 +65,19 @@ u64 clock_rate = VRQ_RATE_ONE;	/* its rate since then */
  */
 u64 clock_waiting;
 /*
- * Woken tasks waiting for a CPU (policy.h: vrq_clock_waiters), the count that sets the clock's rate:
- * enqueue counts a task queued by its wake-up (task_ctx.clock_woken), running and quiescent uncount it.
+ * Latency waiters: the tasks waiting for a CPU whose wait the target latency bounds -- woken tasks and,
+ * with --short-run-us, short runners queued again (policy.h: vrq_clock_waiters). Their count sets the
+ * clock's rate: enqueue counts a task (count_latency_waiter, task_ctx.latency_waiter), running and
+ * quiescent uncount it.
  * clock_update resets it when the queues are empty, so that a miscount does not outlive a busy spell,
- * and starts a new generation (woken_gen): a task counted before the reset is not uncounted after it.
+ * and starts a new generation (waiters_gen): a task counted before the reset is not uncounted after it.
  * Without the generation a reset could drive the count below 0 for as long as the queues then stayed
  * busy: the queues it reads do not hold a woken task that dispatch has already moved to a CPU's local
  * queue, which was uncounted from the new zero when it ran -- and at -1 one woken task waiting counts as
  * none. The counter clockmiscount (updates that found the count below 0) tells; the suite checks it.
  */
-s64 woken_waiting;
-u64 woken_gen;
+s64 latency_waiters;
+u64 waiters_gen;
 #define CLOCK_UPDATE_NS VRQ_NSEC_PER_MSEC
 
 struct {
@@ -259,10 +261,11 @@ struct task_ctx {
 	u8 yielded;		/* yield -> stopping: it called sched_yield(), so leaving is
 				 * voluntary (not sticky). yield writes it; stopping (mark_sticky)
 				 * reads and clears it */
-	u8 clock_woken;		/* target latency, enqueue -> running / quiescent: queued by its
-				 * wake-up and counted in woken_waiting. enqueue (count_woken_wait)
-				 * sets it; running and quiescent (uncount_woken_wait) clear it */
-	u64 clock_gen;		/* ... in this woken_gen (count_woken_wait writes it) */
+	u8 latency_waiter;	/* target latency, enqueue -> running / quiescent: queued by its
+				 * wake-up or as a short runner, and counted in latency_waiters.
+				 * enqueue (count_latency_waiter) sets it; running and quiescent
+				 * (uncount_latency_waiter) clear it */
+	u64 waiters_gen;	/* ... in this waiters_gen (count_latency_waiter writes it) */
 	/* dispatch -> enqueue: the task that just ran lost its CPU in that CPU's dispatch, which refreshed
 	 * its deadline; enqueue (ready_to_queue) takes it as is while that CPU has begun no other run.
 	 * prev_keeps_cpu writes both; ready_to_queue clears fresh_cpu */
@@ -407,51 +410,51 @@ static void clock_update(u64 now)
 		if (n > 0)
 			clock_waiting += n;
 	}
-	if (woken_waiting < 0)
+	if (latency_waiters < 0)
 		stat_inc(VRQ_STAT_CLOCK_MISCOUNT);
-	if (!clock_waiting && woken_waiting) {
+	if (!clock_waiting && latency_waiters) {
 		/* zero first: a task counted in between, in the old generation, stays counted until the next
 		 * reset (an excess, bounded by the tasks queued), never uncounted from the new one's zero */
-		woken_waiting = 0;
-		__sync_fetch_and_add(&woken_gen, 1);
+		latency_waiters = 0;
+		__sync_fetch_and_add(&waiters_gen, 1);
 	}
 	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
-				    vrq_clock_waiters(woken_waiting, clock_waiting), nr_cpus);
+				    vrq_clock_waiters(latency_waiters, clock_waiting), nr_cpus);
 }
 
-/* The clock's rate for the woken tasks waiting at this moment (clock_rate follows it on the tick). */
-static __always_inline u64 woken_wait_rate(void)
+/* The clock's rate for the latency waiters at this moment (clock_rate follows it on the tick). */
+static __always_inline u64 latency_waiters_rate(void)
 {
 	return vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
-			      vrq_clock_waiters(woken_waiting, ~0ULL), nr_cpus);
+			      vrq_clock_waiters(latency_waiters, ~0ULL), nr_cpus);
 }
 
 /*
  * Target latency: @p waits for a CPU, queued by its wake-up or, with --short-run-us, queued again as a
- * short runner (policy.h: vrq_short_runner); it counts toward the clock's rate as a woken task.
+ * short runner (policy.h: vrq_short_runner): a latency waiter, counted toward the clock's rate.
  */
-static __always_inline void count_woken_wait(struct task_ctx *tctx, u64 enq_flags)
+static __always_inline void count_latency_waiter(struct task_ctx *tctx, u64 enq_flags)
 {
-	if (!target_latency_ns || tctx->clock_woken)
+	if (!target_latency_ns || tctx->latency_waiter)
 		return;
 	if (!(enq_flags & SCX_ENQ_WAKEUP)) {
 		if (!vrq_short_runner(tctx->avg_run_ns, tctx->run_ns, short_run_ns))
 			return;
 		stat_inc(VRQ_STAT_SHORT_RUN_WAIT);
 	}
-	tctx->clock_woken = 1;
-	tctx->clock_gen = woken_gen;
-	__sync_fetch_and_add(&woken_waiting, 1);
+	tctx->latency_waiter = 1;
+	tctx->waiters_gen = waiters_gen;
+	__sync_fetch_and_add(&latency_waiters, 1);
 }
 
 /* ... and its wait is over: it runs, or it left the queue without running. */
-static __always_inline void uncount_woken_wait(struct task_ctx *tctx)
+static __always_inline void uncount_latency_waiter(struct task_ctx *tctx)
 {
-	if (!tctx->clock_woken)
+	if (!tctx->latency_waiter)
 		return;
-	tctx->clock_woken = 0;
-	if (tctx->clock_gen == woken_gen)	/* else a reset since has already forgotten it */
-		__sync_fetch_and_sub(&woken_waiting, 1);
+	tctx->latency_waiter = 0;
+	if (tctx->waiters_gen == waiters_gen)	/* else a reset since has already forgotten it */
+		__sync_fetch_and_sub(&latency_waiters, 1);
 }
 
 static __always_inline s32 task_nice(const struct task_struct *p)
@@ -1088,7 +1091,7 @@ static __always_inline void end_longest_turn(const struct busy_cpus *busy)
 
 	if (!target_latency_ns || busy->longest_cpu < 0 || (s64)(now - busy->longest_since) <= 0)
 		return;
-	if (vrq_turn_over(now - busy->longest_since, rr_interval_ns, woken_wait_rate())) {
+	if (vrq_turn_over(now - busy->longest_since, rr_interval_ns, latency_waiters_rate())) {
 		scx_bpf_kick_cpu(busy->longest_cpu, SCX_KICK_PREEMPT);
 		stat_inc(VRQ_STAT_TURN_ENDED);
 	}
@@ -1228,7 +1231,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
-	count_woken_wait(tctx, enq_flags);
+	count_latency_waiter(tctx, enq_flags);
 	if (hold_for_delay(tctx, cpu))
 		return;
 	/*
@@ -1581,7 +1584,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	tctx->last_charged = scx_bpf_now();
 	lat_wait_ends(p, tctx, tctx->last_charged);
 	tctx->wake.sync = 0;		/* that wake-up is over, enqueued or not */
-	uncount_woken_wait(tctx);
+	uncount_latency_waiter(tctx);
 	sticky_ends(tctx, cpu);
 	delayed_task_runs(tctx);
 	if (cctx)
@@ -1682,7 +1685,7 @@ static __always_inline void turn_over_at_stop(struct task_struct *p, struct task
 {
 	if (!target_latency_ns || !runnable || !cctx || (p->flags & PF_KTHREAD) || tctx->time_slice <= 0)
 		return;
-	if (vrq_turn_over(now - cctx->run_started, rr_interval_ns, woken_wait_rate()))
+	if (vrq_turn_over(now - cctx->run_started, rr_interval_ns, latency_waiters_rate()))
 		tctx->time_slice = 0;
 }
 
@@ -1834,7 +1837,7 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 
 	if (!(tctx = task_ctx_of(p)))
 		return;
-	uncount_woken_wait(tctx);
+	uncount_latency_waiter(tctx);
 	if (group_mode == VRQ_GROUP_OFF || !tctx->group)
 		return;
 	if ((g = bpf_map_lookup_elem(&group_runnable, &tctx->group)))
