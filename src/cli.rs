@@ -100,6 +100,14 @@ pub struct Opts {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub short_run_renew: bool,
 
+    /// Under-share wake-ups first (true or false): a task that wakes having used less CPU than its
+    /// share -- its average run times the tasks per CPU it competes with below its average sleep --
+    /// gets a deadline one offset before now, so it runs before every task still within its offset
+    /// (preempting by BFS's rule), instead of behind every CPU hog that waited its round. It keeps the
+    /// slice it had: its place moves, not its CPU time. A CPU hog never sleeps and never qualifies.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub under_share_first: bool,
+
     /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
     /// deadline passed and slice left gets its new deadline from now less this share of the offset, so
     /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,

@@ -161,6 +161,7 @@ impl<'a> Scheduler<'a> {
         rodata.target_floor_ns = opts.target_floor_us * 1000;
         rodata.short_run_ns = opts.short_run_us * 1000;
         rodata.short_run_renew = opts.short_run_renew;
+        rodata.under_share_first = opts.under_share_first;
         rodata.wake_credit_pct = opts.wake_credit;
         rodata.sync_handoff = opts.sync_handoff;
         rodata.preempt_local = opts.preempt_local;
@@ -178,7 +179,7 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms target_floor={}us short_run={}us short_run_renew={} wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms target_floor={}us short_run={}us short_run_renew={} under_share_first={} wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
@@ -190,6 +191,7 @@ impl<'a> Scheduler<'a> {
             opts.target_floor_us,
             opts.short_run_us,
             opts.short_run_renew,
+            opts.under_share_first,
             opts.wake_credit,
             opts.sync_handoff,
             opts.preempt_local,

@@ -131,6 +131,8 @@ vrq_metrics! {
     sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN: "Sticky tasks that ran on another CPU",
     clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT: "Target-latency clock updates that found the count of woken tasks waiting below 0: a bookkeeping defect, always 0",
     short_run_waits = vrq_stat_VRQ_STAT_SHORT_RUN_WAIT: "Short runners (--short-run-us) queued again, not woken, that counted toward the target latency as woken tasks",
+    turn_over_dispatch = vrq_stat_VRQ_STAT_TURN_OVER_DISPATCH: "Turns over (--target-latency-ms) found when their task competed for its CPU again in dispatch, after a turn-end kick or a preemption: the slice renewed there, so the task competes with a new deadline rather than keep the CPU on its old one",
+    under_share = vrq_stat_VRQ_STAT_UNDER_SHARE: "Wake-ups of tasks that had used less CPU than their share, placed first: one deadline offset before now (--under-share-first)",
     short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW: "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
 }
 
@@ -187,7 +189,7 @@ impl Metrics {
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
              floorgave:{} roundover:{} target:{} turnend:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
-             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{} shortrunwait:{} shortrenew:{}",
+             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{} shortrunwait:{} shortrenew:{} turnover:{} undershare:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -222,6 +224,8 @@ impl Metrics {
             self.clock_miscount,
             self.short_run_waits,
             self.short_run_renews,
+            self.turn_over_dispatch,
+            self.under_share,
         )?;
         for (name, c) in &self.lat {
             if c.wake_n + c.requeue_n + c.run_n == 0 {

@@ -331,6 +331,40 @@ static void test_short_run_renew(void)
 	CHECK(!vrq_renew_short_run(US(300), 0, MS(6)));
 }
 
+/*
+ * Under-share wake-ups: under its share while its average run times the tasks it competes with is below
+ * its average sleep; placed one offset before now unless its own deadline is earlier.
+ */
+static void test_under_share(void)
+{
+	/* a periodic sleeper: 20 us runs, 10 ms sleeps, beside 4 tasks per CPU -- far under its fifth */
+	CHECK(vrq_under_share(US(20), MS(10), 4));
+	/* a request worker preempted rather than asleep: 1 ms runs, 50 us sleeps -- over it */
+	CHECK(!vrq_under_share(MS(1), US(50), 2));
+	/* exactly its share (1 ms runs, 1 ms sleeps, one other task): not under it */
+	CHECK(!vrq_under_share(MS(1), MS(1), 1));
+	CHECK(vrq_under_share(MS(1), MS(1) + 1, 1));
+	/* the same task beside more competitors drops out: 1 ms runs, 3 ms sleeps, share 1/4 at 3 others */
+	CHECK(vrq_under_share(MS(1), MS(3) + 1, 2));
+	CHECK(!vrq_under_share(MS(1), MS(3), 3));
+	/* never run (no average yet), or a CPU hog (never sleeps): not under it */
+	CHECK(!vrq_under_share(0, MS(10), 1));
+	CHECK(!vrq_under_share(MS(500), 0, 1));
+	/* an absurd count is capped, not overflowed */
+	CHECK(!vrq_under_share(MS(1000), MS(1000), ~0ULL));
+
+	/* nice 0 alone in its group: one offset (40 ms) before now (1 s) ... */
+	CHECK(vrq_under_share_deadline(MS(1030), MS(1000), MS(40), MS(40)) == MS(960));
+	/* ... unless its own deadline is earlier already */
+	CHECK(vrq_under_share_deadline(MS(900), MS(1000), MS(40), MS(40)) == MS(900));
+	/* nice 19 (six times the offset) or a group of six: after now, behind fresh nice-0 renewals at 1040 */
+	CHECK(vrq_under_share_deadline(MS(1300), MS(1000), MS(240), MS(40)) == MS(1160));
+	/* nice -20 (a sixth of it): before the nice-0 ones */
+	CHECK(vrq_under_share_deadline(MS(1030), MS(1000), MS(7), MS(40)) == MS(927));
+	/* early in the clock's life: never below 0 */
+	CHECK(vrq_under_share_deadline(MS(50), MS(10), MS(40), MS(40)) == 0);
+}
+
 /* Wake-up credit: only on a wake-up, only with slice left, as a share of the deadline offset. */
 static void test_wakeup_credit(void)
 {
@@ -862,6 +896,7 @@ int main(void)
 	test_target_latency();
 	test_short_runner();
 	test_short_run_renew();
+	test_under_share();
 	test_wakeup_credit();
 	test_sync_handoff();
 	test_preempt_local();

@@ -64,6 +64,8 @@ SCHEDULERS = {
     "vrq-short-run-off": {"cmd": _vrq("--short-run-us", "0"), "vrq": True, "variant": True},
     # short runners counted, their slices not renewed at a run's end (--short-run-renew, on since session 13)
     "vrq-short-run-renew-off": {"cmd": _vrq("--short-run-renew", "false"), "vrq": True, "variant": True},
+    # under-share wake-ups not placed first (--under-share-first, on since session 14)
+    "vrq-under-share-off": {"cmd": _vrq("--under-share-first", "false"), "vrq": True, "variant": True},
     # the target latency off (the default until session 8)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
 }

@@ -121,6 +121,8 @@ enum vrq_stat {
 	VRQ_STAT_CLOCK_MISCOUNT,	/* clock updates that found the woken-task count below 0 (a bookkeeping defect) */
 	VRQ_STAT_SHORT_RUN_WAIT,	/* short runners queued again that counted as woken tasks (--short-run-us) */
 	VRQ_STAT_SHORT_RUN_RENEW,	/* short runners' runs ended with less slice than their average run: renewed */
+	VRQ_STAT_TURN_OVER_DISPATCH,	/* a turn over when its task competed again in dispatch: renewed there */
+	VRQ_STAT_UNDER_SHARE,		/* woken under its CPU share: placed first (--under-share-first) */
 	VRQ_NR_STATS,
 };
 

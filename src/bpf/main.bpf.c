@@ -28,6 +28,7 @@ const volatile u64 target_latency_ns = 2ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS:
 const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as woken (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
+const volatile bool under_share_first = true;	/* a task waking under its CPU share goes first */
 const volatile u32 wake_credit_pct = 50;		/* 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
@@ -243,6 +244,7 @@ struct lat_marks {
 struct task_ctx {
 	/* the deadline and the slice (refresh_deadline, charge_slice) */
 	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
+	u64 offset;		/* the deadline offset it was given at its last renewal (clock time) */
 	s64 time_slice;		/* what is left of the current slice (ns) */
 	u64 last_charged;	/* when run time was last charged to time_slice */
 	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
@@ -275,6 +277,10 @@ struct task_ctx {
 	 * such runs. charge_slice adds to run_ns; stopping (end_run) averages it and starts a new one */
 	u64 run_ns;
 	u64 avg_run_ns;
+	/* under-share wake-ups (policy.h: vrq_under_share): when it last fell asleep (0: awake), and the
+	 * average of its sleeps. stopping writes slept_at; runnable averages the sleep and clears it */
+	u64 slept_at;
+	u64 avg_sleep_ns;
 	struct lat_marks lat;	/* latency histograms */
 };
 
@@ -565,6 +571,16 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
 }
 
 /*
+ * @p's deadline offset for @slice at @rate, stretched by its group's multiplier @group_m and the
+ * fork-depth penalty @depth_n. It is in the queues' clock time (at @rate): the same for every task at
+ * any rate.
+ */
+static __always_inline u64 deadline_offset(struct task_struct *p, u64 slice, u64 rate, u64 group_m, u64 depth_n)
+{
+	return vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate), group_m * depth_n);
+}
+
+/*
  * BFS's renewal: a fresh @slice and a new deadline from @niffies (now on its queue's clock), less the
  * wake-up credit when --wake-credit gives one (@woken), its offset stretched by group accounting and
  * the fork-depth penalty.
@@ -574,9 +590,7 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 {
 	u64 group_m = group_multiplier_of(tctx->group);
 	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
-	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
-					group_m * depth_n);
+	u64 offset = deadline_offset(p, slice, rate, group_m, depth_n);
 	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
@@ -589,6 +603,7 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 		tctx->time_slice = slice;
 	}
 	tctx->deadline = niffies + offset - credit;
+	tctx->offset = offset;
 	stat_inc(VRQ_STAT_NEW_DEADLINE);
 	if (group_m >= VRQ_GROUP_SCALED_MIN)
 		stat_inc(VRQ_STAT_GROUP_SCALED);
@@ -606,24 +621,54 @@ static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
 }
 
 /*
+ * --under-share-first: @p wakes having used less CPU than its share beside the tasks competing on queue
+ * @q (vrq_under_share): it goes first -- at nice 0 alone in its group, one offset before now
+ * (vrq_under_share_deadline) -- whether its deadline was just renewed or kept. BFS would leave it behind every task whose deadline is earlier --
+ * in a queue longer than the offset covers, every CPU hog that waited its round -- so a task that
+ * sleeps most of the time waited turn after turn (a periodic sleeper beside eight hogs on its CPU:
+ * p50 8-10 ms, EEVDF's 57 us). Its slice is what it had: the rule moves its place, not its CPU time.
+ */
+static __always_inline void place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 niffies, u64 slice,
+					      u64 rate)
+{
+	u32 cpus = queue_nr_cpus[QUEUE_IDX(q)];
+	u64 others, base_offset;
+
+	if (!under_share_first || !cpus || !tctx->offset)
+		return;
+	/* one running on each of the queue's CPUs, and the queued ones shared among them */
+	others = (queued + cpus - 1) / cpus + 1;
+	if (!vrq_under_share(tctx->avg_run_ns, tctx->avg_sleep_ns, others))
+		return;
+	/* its own offset as at its last renewal (nice, group, depth; clock time, so the same at any
+	 * rate): no group lookup on every wake-up */
+	base_offset = vrq_group_deadline(0, 0, vrq_offset_slice(slice, rr_interval_ns, rate), VRQ_GROUP_LOAD_ONE);
+	tctx->deadline = vrq_under_share_deadline(tctx->deadline, niffies, tctx->offset, base_offset);
+	stat_inc(VRQ_STAT_UNDER_SHARE);
+}
+
+/*
  * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_renew_deadline() says
  * so (@woken: it is queued by its wake-up, not after being descheduled while runnable), else keep it
  * and fit its remaining slice to the queue. Idempotent.
  */
 static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q, bool woken)
 {
-	u64 niffies = advance_niffies(q), rate = clock_rate;
+	u64 niffies = advance_niffies(q), rate = clock_rate, queued = scx_bpf_dsq_nr_queued(q);
 	u32 slice_rule;
 	u64 slice;
 
 	rebase_deadline(tctx, q, niffies);
-	slice = task_slice(p, q, rate, &slice_rule);
+	slice = vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, queued, queue_nr_cpus[QUEUE_IDX(q)],
+			       !!(p->flags & PF_KTHREAD), &slice_rule);
 	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		count_slice_rule(slice, slice_rule);
 		new_deadline_from_now(p, tctx, niffies, slice, rate, woken);
 	} else {
 		fit_slice(tctx, slice);
 	}
+	if (woken)
+		place_under_share(tctx, q, queued, niffies, slice, rate);
 }
 
 /* The one writer of a CPU's running_priodl (0: nothing runs there), which find_cpu_for reads. */
@@ -1082,8 +1127,8 @@ static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy, b
 /*
  * Target latency, for a woken task that waits and preempted nobody: the longest turn under way on the
  * CPUs it may use ends now if it has lasted the turn at the rate the woken tasks waiting set -- what it
- * would have been given, had it begun while they waited. Its stopping counts the slice used up
- * (turn_over_at_stop), so it queues behind them with a new deadline.
+ * would have been given, had it begun while they waited. The kick makes its task compete again in
+ * dispatch, which counts the slice used up (end_turn_if_over), so it competes with a new deadline.
  */
 static __always_inline void end_longest_turn(const struct busy_cpus *busy)
 {
@@ -1145,7 +1190,7 @@ static void find_cpu_for(struct task_struct *p, u64 priodl, bool wakeup, bool sy
  * The task that just ran is queued again right after its CPU's dispatch refreshed its deadline on this
  * queue (prev_keeps_cpu), and its stopping left it slice: nothing since has moved its clock but a few
  * microseconds, so a second refresh would do nothing -- at the cost of one, on every preemption and
- * turn's end. A slice used up in between (charged, or its turn over: turn_over_at_stop) is renewed.
+ * turn's end. A slice used up in between (charged, or its turn over: end_turn_if_over) is renewed.
  */
 static __always_inline bool refreshed_by_dispatch(struct task_struct *p, const struct task_ctx *tctx, u32 q)
 {
@@ -1368,6 +1413,23 @@ static __always_inline bool prev_may_stay(s32 cpu, struct task_struct *prev)
 }
 
 /*
+ * Target latency: @p, still runnable, competes for its CPU again or leaves it while latency waiters wait,
+ * after a run as long as the turn their wait sets (vrq_turn_over; end_longest_turn's kick, or a deadline
+ * preemption): its slice is used up, so it gets a new deadline now instead of going on with the old one.
+ * Kernel threads keep rr_interval (vrq_task_slice). True if it did.
+ */
+static __always_inline bool end_turn_if_over(struct task_struct *p, struct task_ctx *tctx, struct cpu_ctx *cctx,
+					     u64 now)
+{
+	if (!target_latency_ns || !cctx || (p->flags & PF_KTHREAD) || tctx->time_slice <= 0)
+		return false;
+	if (!vrq_turn_over(now - cctx->run_started, rr_interval_ns, latency_waiters_rate()))
+		return false;
+	tctx->time_slice = 0;
+	return true;
+}
+
+/*
  * Dispatch, step 3: the task that just ran is not in any queue yet; it competes with the best head by
  * its own priodl (vrq_keeps_cpu). Its run is charged first: a slice the slice timer ended is used up
  * only once charged (otherwise only the tick charges), and an uncharged one would keep its old deadline
@@ -1378,17 +1440,28 @@ static __always_inline bool prev_keeps_cpu(s32 cpu, struct task_struct *prev, u3
 					   const struct best_head *best)
 {
 	struct task_ctx *pctx;
-	u64 priodl;
+	struct cpu_ctx *cctx;
+	u64 priodl, now;
 
 	if (!prev_may_stay(cpu, prev) || !(pctx = task_ctx_of(prev)))
 		return false;
-	charge_slice(pctx, scx_bpf_now());
+	cctx = cpu_ctx_of(cpu);
+	now = scx_bpf_now();
+	charge_slice(pctx, now);
+	/*
+	 * A turn-end kick (end_longest_turn) lands here, before any stopping: a turn that is over is
+	 * used up now, or prev would compete with its old deadline -- earlier than the woken task's
+	 * renewed one after the faster clock passed it -- keep the CPU and lose the kick. Renewed, it
+	 * starts a new turn if it wins all the same.
+	 */
+	if (end_turn_if_over(prev, pctx, cctx, now)) {
+		cctx->run_started = now;
+		stat_inc(VRQ_STAT_TURN_OVER_DISPATCH);
+	}
 	refresh_deadline(prev, pctx, own, false);
 	priodl = task_priodl(prev, pctx);
 	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl)) {
 		/* its enqueue follows before this CPU starts the winner: the refresh holds till then */
-		struct cpu_ctx *cctx = cpu_ctx_of(cpu);
-
 		if (cctx) {
 			pctx->fresh_cpu = cpu + 1;
 			pctx->fresh_seq = cctx->run_seq;
@@ -1675,21 +1748,6 @@ static __always_inline void mark_sticky(struct task_struct *p, struct task_ctx *
 }
 
 /*
- * Target latency: @p leaves its CPU still runnable while woken tasks wait, after a run as long as the
- * turn their wait sets (vrq_turn_over; end_longest_turn's kick, or a deadline preemption): its slice is
- * used up, so it gets a new deadline when queued instead of coming straight back with the old one.
- * Kernel threads keep rr_interval (vrq_task_slice).
- */
-static __always_inline void turn_over_at_stop(struct task_struct *p, struct task_ctx *tctx,
-					      struct cpu_ctx *cctx, u64 now, bool runnable)
-{
-	if (!target_latency_ns || !runnable || !cctx || (p->flags & PF_KTHREAD) || tctx->time_slice <= 0)
-		return;
-	if (vrq_turn_over(now - cctx->run_started, rr_interval_ns, latency_waiters_rate()))
-		tctx->time_slice = 0;
-}
-
-/*
  * Short runners: @p's run ends when it sleeps, or when a task it woke preempts it here (a request
  * queue's hand-off: the worker would have slept but for the preemption). Average it, start a new one.
  * With --short-run-renew, a slice left shorter than that average counts as used up (vrq_renew_short_run):
@@ -1710,7 +1768,7 @@ static __always_inline void end_run(struct task_ctx *tctx, struct cpu_ctx *cctx,
 /*
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
  * Steps: charge its time_slice; with a target latency, a turn over uses up its slice
- * (turn_over_at_stop); its run for the short-runner rule ends if it sleeps or its wakee preempted it
+ * (end_turn_if_over); its run for the short-runner rule ends if it sleeps or its wakee preempted it
  * (end_run); its run ends for the latency histograms (lat); asleep with its slice used up:
  * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
  * (running_priodl 0).
@@ -1724,10 +1782,13 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 now = scx_bpf_now();
 
 		charge_slice(tctx, now);
-		turn_over_at_stop(p, tctx, cctx, now, runnable);
+		if (runnable)
+			end_turn_if_over(p, tctx, cctx, now);
 		end_run(tctx, cctx, runnable);
 		lat_run_ends(p, tctx, now, runnable);
 		renew_before_sleep(p, tctx, runnable);
+		if (!runnable)
+			tctx->slept_at = now;
 		mark_sticky(p, tctx, runnable);
 	}
 	set_running_priodl(cctx, 0);
@@ -1820,6 +1881,10 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 	if (!(tctx = task_ctx_of(p)))
 		return;
 	lat_wait_begins(p, tctx);
+	if (tctx->slept_at) {
+		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, scx_bpf_now() - tctx->slept_at);
+		tctx->slept_at = 0;
+	}
 	if (group_mode == VRQ_GROUP_OFF)
 		return;
 	group = group_of(p);

@@ -793,6 +793,43 @@ static __always_inline u64 vrq_wakeup_credit(s64 time_slice_left, int woken, u64
 	return offset_ns * credit_pct / 100;
 }
 
+/*
+ * Under-share wake-ups (--under-share-first): a task that wakes having used less CPU than its share
+ * -- its average run (@avg_run_ns, CPU time between sleeps) against its average sleep (@avg_sleep_ns),
+ * beside @others tasks per CPU it competes with (one running on each, the rest queued) -- is what
+ * EEVDF calls a task with positive lag: it is owed CPU. Its share is 1 / (others + 1), so it is under
+ * it while run * others < sleep. A task that has not run yet (average 0) is not: nothing is known of it.
+ * A CPU hog never sleeps and is never under its share; a task that starts hogging leaves the rule
+ * within a few runs (each new run weighs a quarter).
+ */
+static __always_inline int vrq_under_share(u64 avg_run_ns, u64 avg_sleep_ns, u64 others)
+{
+	if (!avg_run_ns)
+		return 0;
+	if (others > VRQ_RATE_RUNNABLE_MAX)
+		others = VRQ_RATE_RUNNABLE_MAX;
+	/* avg_run_ns < 2^40 (a run over 18 minutes saturates nothing here), others <= the cap */
+	return avg_run_ns * others < avg_sleep_ns;
+}
+
+/*
+ * Where an under-share task goes when it wakes: its deadline from @niffies with its own offset
+ * (@offset_ns: nice, group accounting, fork depth), less two nice-0 offsets (@base_offset_ns) -- for a
+ * nice-0 task alone in its group, one offset before now -- unless its own deadline is earlier still.
+ * Every nice-0 task still within its offset of its renewal, running or queued, has a later deadline, so
+ * it goes first and preempts by BFS's own rule; a task that has waited past its deadline by a whole
+ * offset goes before it, so nothing waits more than about two offsets for a stream of such wake-ups.
+ * Nice and group accounting keep their order among such tasks: a nice-19 task (offset six times
+ * nice 0's) or one of a large group lands well after now, not first.
+ */
+static __always_inline u64 vrq_under_share_deadline(u64 deadline, u64 niffies, u64 offset_ns, u64 base_offset_ns)
+{
+	u64 credit = 2 * base_offset_ns, front = niffies + offset_ns;
+
+	front = front > credit ? front - credit : 0;
+	return (s64)(deadline - front) < 0 ? deadline : front;
+}
+
 /* The slice a credited task goes on with: what it had left, at most the slice the queue allows now. */
 static __always_inline s64 vrq_credited_slice(s64 time_slice_left, u64 slice_ns)
 {

@@ -231,6 +231,7 @@ def test_target_latency(r, secs, target_ms=2):
     slices are renewed when a run ends with less left than their average run (--short-run-renew)."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
+    wakelat = os.path.join(REPO, "target", "bench", "wakelat")
 
     def run_reqlat():
         return subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
@@ -241,6 +242,17 @@ def test_target_latency(r, secs, target_ms=2):
         stats.read()
         out = run_reqlat()
         c_req = stats.read()
+        # A periodic sleeper among eight hogs on one CPU: each hog waits seven turns, so it runs with
+        # its deadline passed and the sleeper's renewed one is later; only the turn's end serves it.
+        hogs = [start_hog(cpu=cpu) for _ in range(8)]
+        try:
+            time.sleep(1)
+            stats.read()
+            sleeper = subprocess.run(["taskset", "-c", str(cpu), wakelat, str(secs // 2), "1", "10000"],
+                                     capture_output=True, text=True, timeout=secs * 10 + 60).stdout.strip()
+            c_sleeper = stats.read()
+        finally:
+            stop_all(hogs)
     with loaded("--target-latency-ms", str(target_ms), "--short-run-us", "0",
                 name=f"target-{target_ms}-short-run-off"), Stats() as stats:
         stats.read()
@@ -290,8 +302,28 @@ def test_target_latency(r, secs, target_ms=2):
     r.check(f"target {target_ms} ms/request-worker load, --short-run-renew false or --short-run-us 0: none renewed",
             renews["reqlat, --short-run-renew false"] == 0 and renews["reqlat, --short-run-us 0"] == 0,
             f"{renews}")
+    # A turn-end kick (or a wake-up preemption) makes the running task compete again in dispatch before
+    # its stopping: a turn over is renewed there (turn_over_dispatch), or it would keep the CPU on its
+    # old deadline and the kick would be lost -- the sleeper then waited out the rest of the turn. With
+    # no latency waiter (two hogs) turns are BFS's and never over.
+    over = {"hogs": c_hogs.get("turn_over_dispatch", 0), "sleeper among 8 hogs": c_sleeper.get("turn_over_dispatch", 0),
+            "reqlat": c_req.get("turn_over_dispatch", 0)}
+    r.check(f"target {target_ms} ms/two pinned hogs: no turn over in dispatch (< 2% of ~{turns} turns)",
+            over["hogs"] < turns // 50, f"{over}")
+    r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs: the turns it ends are renewed in dispatch",
+            over["sleeper among 8 hogs"] > 0, f"{over} (wakelat: {sleeper})")
+    # --under-share-first: the sleeper uses next to no CPU, so each of its wake-ups is under its share
+    # beside the hogs and goes first. A hog never sleeps and never counts, but the counter is the whole
+    # machine's: the test's own tasks and kernel threads wake under their share too (the two-hog phase
+    # measures how often), so the sleeper's wake-ups are what the sleeper phase counts beyond that.
+    under = {"two hogs": c_hogs.get("under_share", 0), "sleeper among 8 hogs": c_sleeper.get("under_share", 0)}
+    sleeper_wakeups = secs // 2 * 100
+    beyond = under["sleeper among 8 hogs"] - under["two hogs"] * (secs // 2) / secs
+    r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs: most of its ~{sleeper_wakeups} wake-ups "
+            f"go first as under its share", beyond > sleeper_wakeups // 2, f"{beyond:.0f} beyond the background: {under}")
     r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}; short-runner waits {short}; "
-             f"renewals {renews}")
+             f"renewals {renews}; turns over in dispatch {over}; under-share wake-ups {under}; "
+             f"a sleeper among 8 hogs: {sleeper}")
 
 
 def deepest_descendant(pid):
