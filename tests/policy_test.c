@@ -353,6 +353,10 @@ static void test_under_share(void)
 	/* an absurd count is capped, not overflowed */
 	CHECK(!vrq_under_share(MS(1000), MS(1000), ~0ULL));
 
+	/* the wake-up path's nice-0 constant is BFS's ratio, and its offset the deadline rule's */
+	CHECK(VRQ_PRIO_RATIO_NICE0 == vrq_prio_ratio(0));
+	CHECK(vrq_nice0_offset(MS(6)) == vrq_deadline(0, 0, MS(6)));
+	CHECK(vrq_nice0_offset(MS(1)) == vrq_group_deadline(0, 0, MS(1), VRQ_GROUP_LOAD_ONE));
 	/* nice 0 alone in its group: one offset (40 ms) before now (1 s) ... */
 	CHECK(vrq_under_share_deadline(MS(1030), MS(1000), MS(40), MS(40)) == MS(960));
 	/* ... unless its own deadline is earlier already */

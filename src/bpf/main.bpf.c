@@ -642,7 +642,7 @@ static __always_inline void place_under_share(struct task_ctx *tctx, u32 q, u64 
 		return;
 	/* its own offset as at its last renewal (nice, group, depth; clock time, so the same at any
 	 * rate): no group lookup on every wake-up */
-	base_offset = vrq_group_deadline(0, 0, vrq_offset_slice(slice, rr_interval_ns, rate), VRQ_GROUP_LOAD_ONE);
+	base_offset = vrq_nice0_offset(vrq_offset_slice(slice, rr_interval_ns, rate));
 	tctx->deadline = vrq_under_share_deadline(tctx->deadline, niffies, tctx->offset, base_offset);
 	stat_inc(VRQ_STAT_UNDER_SHARE);
 }

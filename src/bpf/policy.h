@@ -812,6 +812,15 @@ static __always_inline int vrq_under_share(u64 avg_run_ns, u64 avg_sleep_ns, u64
 	return avg_run_ns * others < avg_sleep_ns;
 }
 
+/* vrq_prio_ratio(0), the nice-0 ratio, as a constant for the wake-up path (a host test checks it) */
+#define VRQ_PRIO_RATIO_NICE0 836ULL
+
+/* The nice-0 deadline offset for @offset_slice_ns (vrq_offset_slice's clock-time slice), no multiplier. */
+static __always_inline u64 vrq_nice0_offset(u64 offset_slice_ns)
+{
+	return VRQ_PRIO_RATIO_NICE0 * offset_slice_ns / VRQ_PRIO_RATIO_BASE;
+}
+
 /*
  * Where an under-share task goes when it wakes: its deadline from @niffies with its own offset
  * (@offset_ns: nice, group accounting, fork depth), less two nice-0 offsets (@base_offset_ns) -- for a
