@@ -102,9 +102,11 @@ pub struct Opts {
 
     /// Under-share wake-ups first (true or false): a task that wakes having used less CPU than its
     /// share -- its average run times the tasks per CPU it competes with below its average sleep --
-    /// gets a deadline one offset before now, so it runs before every task still within its offset
-    /// (preempting by BFS's rule), instead of behind every CPU hog that waited its round. It keeps the
-    /// slice it had: its place moves, not its CPU time. A CPU hog never sleeps and never qualifies.
+    /// gets its deadline moved two nice-0 offsets earlier (at nice 0 alone in its group: one offset
+    /// before now), so it runs before every task still within its offset (preempting by BFS's rule)
+    /// instead of behind every CPU hog that waited its round; nice and group accounting keep their
+    /// order. It keeps the slice it had: its place moves, not its CPU time. A CPU hog never sleeps and
+    /// never qualifies.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub under_share_first: bool,
 
