@@ -480,13 +480,13 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
 }
 
 /*
- * The slice a task gets on queue @q as long as it is now, with the queues' clock at @rate (policy.h:
+ * The slice a task gets on queue @q, @queued tasks long now, with the queues' clock at @rate (policy.h:
  * vrq_task_slice); @why (may be NULL) gets the rule that gave it.
  */
-static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u64 rate, u32 *why)
+static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u64 queued, u64 rate, u32 *why)
 {
-	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, scx_bpf_dsq_nr_queued(q),
-			      queue_nr_cpus[QUEUE_IDX(q)], !!(p->flags & PF_KTHREAD), why);
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, queued, queue_nr_cpus[QUEUE_IDX(q)],
+			      !!(p->flags & PF_KTHREAD), why);
 }
 
 /* The group a task belongs to under --group-accounting (0 when off). */
@@ -571,16 +571,6 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
 }
 
 /*
- * @p's deadline offset for @slice at @rate, stretched by its group's multiplier @group_m and the
- * fork-depth penalty @depth_n. It is in the queues' clock time (at @rate): the same for every task at
- * any rate.
- */
-static __always_inline u64 deadline_offset(struct task_struct *p, u64 slice, u64 rate, u64 group_m, u64 depth_n)
-{
-	return vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate), group_m * depth_n);
-}
-
-/*
  * BFS's renewal: a fresh @slice and a new deadline from @niffies (now on its queue's clock), less the
  * wake-up credit when --wake-credit gives one (@woken), its offset stretched by group accounting and
  * the fork-depth penalty.
@@ -590,7 +580,9 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 {
 	u64 group_m = group_multiplier_of(tctx->group);
 	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork_depth) : 1;
-	u64 offset = deadline_offset(p, slice, rate, group_m, depth_n);
+	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
+	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
+					group_m * depth_n);
 	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
@@ -623,10 +615,11 @@ static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
 /*
  * --under-share-first: @p wakes having used less CPU than its share beside the tasks competing on queue
  * @q (vrq_under_share): it goes first -- at nice 0 alone in its group, one offset before now
- * (vrq_under_share_deadline) -- whether its deadline was just renewed or kept. BFS would leave it behind every task whose deadline is earlier --
- * in a queue longer than the offset covers, every CPU hog that waited its round -- so a task that
- * sleeps most of the time waited turn after turn (a periodic sleeper beside eight hogs on its CPU:
- * p50 8-10 ms, EEVDF's 57 us). Its slice is what it had: the rule moves its place, not its CPU time.
+ * (vrq_under_share_deadline) -- whether its deadline was just renewed or kept. BFS would leave it
+ * behind every task whose deadline is earlier -- in a queue longer than the offset covers, every CPU
+ * hog that waited its round -- so a task that sleeps most of the time waited turn after turn (a
+ * periodic sleeper beside eight hogs on its CPU: p50 8-10 ms, EEVDF's 57 us). Its slice is what it had:
+ * the rule moves its place, not its CPU time.
  */
 static __always_inline void place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 niffies, u64 slice,
 					      u64 rate)
@@ -659,8 +652,7 @@ static void refresh_deadline(struct task_struct *p, struct task_ctx *tctx, u32 q
 	u64 slice;
 
 	rebase_deadline(tctx, q, niffies);
-	slice = vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, queued, queue_nr_cpus[QUEUE_IDX(q)],
-			       !!(p->flags & PF_KTHREAD), &slice_rule);
+	slice = task_slice(p, q, queued, rate, &slice_rule);
 	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		count_slice_rule(slice, slice_rule);
 		new_deadline_from_now(p, tctx, niffies, slice, rate, woken);
@@ -1572,7 +1564,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu, str
 	cctx->run_seq++;
 	cctx->waker_preempted = 0;
 	cctx->run_started = tctx->last_charged;
-	slice = task_slice(p, q, clock_rate, NULL);
+	slice = task_slice(p, q, scx_bpf_dsq_nr_queued(q), clock_rate, NULL);
 	if (slice >= rr_interval_ns)
 		return;
 	if (p->scx.slice > slice) {
