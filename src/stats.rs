@@ -132,7 +132,7 @@ vrq_metrics! {
     clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT: "Target-latency clock updates that found the count of woken tasks waiting below 0: a bookkeeping defect, always 0",
     short_run_waits = vrq_stat_VRQ_STAT_SHORT_RUN_WAIT: "Short runners (--short-run-us) queued again, not woken, that counted toward the target latency as woken tasks",
     turn_over_dispatch = vrq_stat_VRQ_STAT_TURN_OVER_DISPATCH: "Turns over (--target-latency-ms) found when their task competed for its CPU again in dispatch, after a turn-end kick or a preemption: the slice renewed there, so the task competes with a new deadline rather than keep the CPU on its old one",
-    under_share = vrq_stat_VRQ_STAT_UNDER_SHARE: "Wake-ups of tasks that had used less CPU than their share, placed first: one deadline offset before now (--under-share-first)",
+    under_share = vrq_stat_VRQ_STAT_UNDER_SHARE: "Wake-ups of tasks that had used less CPU than their share, placed first: a deadline two nice-0 offsets earlier than their own from now, one offset before now at nice 0 (--under-share-first)",
     short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW: "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
 }
 

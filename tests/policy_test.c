@@ -333,7 +333,8 @@ static void test_short_run_renew(void)
 
 /*
  * Under-share wake-ups: under its share while its average run times the tasks it competes with is below
- * its average sleep; placed one offset before now unless its own deadline is earlier.
+ * its average sleep; its deadline then two nice-0 offsets earlier than its own from now (one offset
+ * before now at nice 0) unless its own deadline is earlier.
  */
 static void test_under_share(void)
 {
@@ -352,6 +353,9 @@ static void test_under_share(void)
 	CHECK(!vrq_under_share(MS(500), 0, 1));
 	/* an absurd count is capped, not overflowed */
 	CHECK(!vrq_under_share(MS(1000), MS(1000), ~0ULL));
+	/* nor is a huge average run (a day-long run, 2^47 ns): run * others would wrap below the sleep */
+	CHECK(!vrq_under_share(1ULL << 47, MS(10), 1ULL << 20));
+	CHECK(!vrq_under_share(1ULL << 60, ~0ULL, 1ULL << 20));
 
 	/* the wake-up path's nice-0 constant is BFS's ratio, and its offset the deadline rule's */
 	CHECK(VRQ_PRIO_RATIO_NICE0 == vrq_prio_ratio(0));

@@ -808,8 +808,11 @@ static __always_inline int vrq_under_share(u64 avg_run_ns, u64 avg_sleep_ns, u64
 		return 0;
 	if (others > VRQ_RATE_RUNNABLE_MAX)
 		others = VRQ_RATE_RUNNABLE_MAX;
-	/* avg_run_ns < 2^40 (a run over 18 minutes saturates nothing here), others <= the cap */
-	return avg_run_ns * others < avg_sleep_ns;
+	if (!others)
+		return avg_sleep_ns > 0;
+	/* run * others < sleep, without the product: a task back from a day-long run averages 2^44 ns
+	 * and more, and times the cap (2^20) that would wrap */
+	return avg_sleep_ns && avg_run_ns <= (avg_sleep_ns - 1) / others;
 }
 
 /* vrq_prio_ratio(0), the nice-0 ratio, as a constant for the wake-up path (a host test checks it) */

@@ -243,7 +243,8 @@ def test_target_latency(r, secs, target_ms=2):
         out = run_reqlat()
         c_req = stats.read()
         # A periodic sleeper among eight hogs on one CPU: each hog waits seven turns, so it runs with
-        # its deadline passed and the sleeper's renewed one is later; only the turn's end serves it.
+        # its deadline passed, and a deadline renewed from now is later; the sleeper is served by going
+        # first as under its share (--under-share-first), and by the turn's end.
         hogs = [start_hog(cpu=cpu) for _ in range(8)]
         try:
             time.sleep(1)
