@@ -11,6 +11,7 @@ pub mod bpf_intf;
 mod cli;
 mod lat_hist;
 mod stats;
+mod verifier;
 
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
@@ -30,6 +31,7 @@ use crossbeam::channel::TryRecvError;
 use libbpf_rs::MapCore;
 use libbpf_rs::MapFlags;
 use libbpf_rs::OpenObject;
+use libbpf_rs::skel::Skel;
 use log::info;
 use log::warn;
 use scx_stats::prelude::*;
@@ -213,7 +215,13 @@ impl<'a> Scheduler<'a> {
                 .join(" ")
         );
 
+        let load_started = std::time::Instant::now();
         let mut skel = scx_ops_load!(skel, vrq_ops, uei)?;
+        info!(
+            "BPF programs loaded in {:.1} s: {}",
+            load_started.elapsed().as_secs_f64(),
+            verifier::summary(&verifier::verified_insns(skel.object()))
+        );
         let struct_ops = Some(scx_ops_attach!(skel, vrq_ops)?);
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!("scheduler attached (sched_ext ops \"vrq\")");
