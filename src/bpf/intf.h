@@ -123,6 +123,7 @@ enum vrq_stat {
 	VRQ_STAT_SHORT_RUN_RENEW,	/* short runners' runs ended with less slice than their average run: renewed */
 	VRQ_STAT_TURN_OVER_DISPATCH,	/* a turn over when its task competed again in dispatch: renewed there */
 	VRQ_STAT_UNDER_SHARE,		/* woken under its CPU share: placed first (--under-share-first) */
+	VRQ_STAT_PREEMPT_DIRECT,	/* local preemptions by inserting the woken task on this CPU (no kick) */
 	VRQ_NR_STATS,
 };
 

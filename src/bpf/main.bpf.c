@@ -1173,6 +1173,40 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 }
 
 /*
+ * --preempt-local, the direct form (enqueue, before queueing): @p woke on this CPU, may preempt (not
+ * SCHED_BATCH, not a sync wake-up), its priodl is earlier than the task running here
+ * (vrq_preempt_local) and no earlier than the head of its queue -- so the kick of preempt_for_wakeup
+ * would make this CPU's dispatch take @p itself. It goes straight onto this CPU's local DSQ with
+ * SCX_ENQ_PREEMPT instead: the kernel ends the running task's slice and reschedules in this same
+ * path, where a kick (scx_bpf_kick_cpu) is bounced through an irq_work -- a second interrupt -- and
+ * the queue's dispatch follows. A task delayed-migration placed here is left to hold_for_delay. Only
+ * its own queue's head is read (--queue cpu: another queue's earlier head waits for the next
+ * dispatch here or on its own CPUs). True: inserted, nothing more to do.
+ */
+static __always_inline bool preempt_local_direct(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u32 q,
+						 u64 priodl, bool sync_wakeup, u64 enq_flags)
+{
+	struct cpu_ctx *local_ctx;
+	struct task_struct *head;
+
+	if (!preempt_local || cpu != bpf_get_smp_processor_id() || tctx->delay.scaled_cpu >= 0 ||
+	    !vrq_may_preempt(p->policy, sync_wakeup))
+		return false;
+	local_ctx = cpu_ctx_of(cpu);
+	if (!local_ctx || !vrq_preempt_local(preempt_local, 1, priodl, local_ctx->running_priodl))
+		return false;
+	head = __COMPAT_scx_bpf_dsq_peek(q);
+	if (head && head->scx.dsq_vtime < priodl)
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags | SCX_ENQ_PREEMPT);
+	local_ctx->waker_preempted = 1;
+	stat_inc(VRQ_STAT_PREEMPT_KICK);
+	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
+	stat_inc(VRQ_STAT_PREEMPT_DIRECT);
+	return true;
+}
+
+/*
  * Enqueue, last step: a task was queued (select_cpu found no idle CPU, or it was not woken through
  * select_cpu). Wake an idle CPU that may run it; else, if it woke, preempt for it (preempt_for_wakeup).
  */
@@ -1272,6 +1306,10 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		keep_on_cpu(tctx, cpu_ctx_of(cpu), priodl);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
 		stat_inc(VRQ_STAT_KEEP_LAST);
+		return;
+	}
+	if ((enq_flags & SCX_ENQ_WAKEUP) && preempt_local_direct(p, tctx, cpu, q, priodl, sync_wakeup, enq_flags)) {
+		count_latency_waiter(tctx, enq_flags);
 		return;
 	}
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);

@@ -261,23 +261,29 @@ def test_target_latency(r, secs, target_ms=2):
         return subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
                               timeout=secs * 10 + 60).stdout.strip()
 
+    def sleeper_among_hogs(stats):
+        """A periodic sleeper among eight hogs on one CPU: each hog waits seven turns, so it runs with its
+        deadline passed, and a deadline renewed from now is later; the sleeper is served by going first as
+        under its share (--under-share-first), else by the turn's end. Its output, and the counters."""
+        hogs = [start_hog(cpu=cpu) for _ in range(8)]
+        try:
+            time.sleep(1)
+            stats.read()
+            out = subprocess.run(["taskset", "-c", str(cpu), wakelat, str(secs // 2), "1", "10000"],
+                                 capture_output=True, text=True, timeout=secs * 10 + 60).stdout.strip()
+            return out, stats.read()
+        finally:
+            stop_all(hogs)
+
     with loaded("--target-latency-ms", str(target_ms), name=f"target-{target_ms}"), Stats() as stats:
         c_hogs = counters_while(stats, [start_hog(cpu=cpu), start_hog(cpu=cpu)], 1, secs)
         stats.read()
         out = run_reqlat()
         c_req = stats.read()
-        # A periodic sleeper among eight hogs on one CPU: each hog waits seven turns, so it runs with
-        # its deadline passed, and a deadline renewed from now is later; the sleeper is served by going
-        # first as under its share (--under-share-first), and by the turn's end.
-        hogs = [start_hog(cpu=cpu) for _ in range(8)]
-        try:
-            time.sleep(1)
-            stats.read()
-            sleeper = subprocess.run(["taskset", "-c", str(cpu), wakelat, str(secs // 2), "1", "10000"],
-                                     capture_output=True, text=True, timeout=secs * 10 + 60).stdout.strip()
-            c_sleeper = stats.read()
-        finally:
-            stop_all(hogs)
+        sleeper, c_sleeper = sleeper_among_hogs(stats)
+    with loaded("--target-latency-ms", str(target_ms), "--under-share-first", "false",
+                name=f"target-{target_ms}-under-share-off"), Stats() as stats:
+        sleeper_turns, c_sleeper_turns = sleeper_among_hogs(stats)
     with loaded("--target-latency-ms", str(target_ms), "--short-run-us", "0",
                 name=f"target-{target_ms}-short-run-off"), Stats() as stats:
         stats.read()
@@ -327,16 +333,20 @@ def test_target_latency(r, secs, target_ms=2):
     r.check(f"target {target_ms} ms/request-worker load, --short-run-renew false or --short-run-us 0: none renewed",
             renews["reqlat, --short-run-renew false"] == 0 and renews["reqlat, --short-run-us 0"] == 0,
             f"{renews}")
-    # A turn-end kick (or a wake-up preemption) makes the running task compete again in dispatch before
-    # its stopping: a turn over is renewed there (turn_over_dispatch), or it would keep the CPU on its
-    # old deadline and the kick would be lost -- the sleeper then waited out the rest of the turn. With
-    # no latency waiter (two hogs) turns are BFS's and never over.
-    over = {"hogs": c_hogs.get("turn_over_dispatch", 0), "sleeper among 8 hogs": c_sleeper.get("turn_over_dispatch", 0),
+    # A turn-end kick (or a wake-up preemption by a kick) makes the running task compete again in
+    # dispatch before its stopping: a turn over is renewed there (turn_over_dispatch), or it would keep
+    # the CPU on its old deadline and the kick would be lost -- the sleeper then waited out the rest of
+    # the turn. The sleeper ends turns when it cannot go first: with --under-share-first false (with
+    # it on, it preempts the hog directly and no dispatch runs). With no latency waiter (two hogs)
+    # turns are BFS's and never over.
+    over = {"hogs": c_hogs.get("turn_over_dispatch", 0),
+            "sleeper among 8 hogs, under-share off": c_sleeper_turns.get("turn_over_dispatch", 0),
             "reqlat": c_req.get("turn_over_dispatch", 0)}
     r.check(f"target {target_ms} ms/two pinned hogs: no turn over in dispatch (< 2% of ~{turns} turns)",
             over["hogs"] < turns // 50, f"{over}")
-    r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs: the turns it ends are renewed in dispatch",
-            over["sleeper among 8 hogs"] > 0, f"{over} (wakelat: {sleeper})")
+    r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs, --under-share-first false: the turns "
+            f"it ends are renewed in dispatch", over["sleeper among 8 hogs, under-share off"] > 0,
+            f"{over} (wakelat: {sleeper_turns})")
     # --under-share-first: the sleeper uses next to no CPU, so each of its wake-ups is under its share
     # beside the hogs and goes first. A hog never sleeps and never counts, but the counter is the whole
     # machine's: the test's own tasks and kernel threads wake under their share too (the two-hog phase
@@ -346,9 +356,18 @@ def test_target_latency(r, secs, target_ms=2):
     beyond = under["sleeper among 8 hogs"] - under["two hogs"] * (secs // 2) / secs
     r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs: most of its ~{sleeper_wakeups} wake-ups "
             f"go first as under its share", beyond > sleeper_wakeups // 2, f"{beyond:.0f} beyond the background: {under}")
+    # --preempt-local, direct: the sleeper wakes on its own CPU (pinned there), ahead of every hog queued
+    # and of the one running, so it goes onto that CPU's local DSQ with SCX_ENQ_PREEMPT rather than be
+    # queued and the CPU kicked. Counted beyond what the two-hog phase shows in the background.
+    direct = {"two hogs": c_hogs.get("preempt_direct", 0), "sleeper among 8 hogs": c_sleeper.get("preempt_direct", 0)}
+    beyond_direct = direct["sleeper among 8 hogs"] - direct["two hogs"] * (secs // 2) / secs
+    r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs: most of its ~{sleeper_wakeups} wake-ups "
+            f"preempt the running hog directly (no kick)", beyond_direct > sleeper_wakeups // 2,
+            f"{beyond_direct:.0f} beyond the background: {direct}")
     r.figure(f"target {target_ms} ms: pinned hogs {hog_counts}; reqlat {req_counts}: {out}; short-runner waits {short}; "
              f"renewals {renews}; turns over in dispatch {over}; under-share wake-ups {under}; "
-             f"a sleeper among 8 hogs: {sleeper}")
+             f"direct local preemptions {direct}; a sleeper among 8 hogs: {sleeper}; with --under-share-first "
+             f"false: {sleeper_turns}")
 
 
 def deepest_descendant(pid):
