@@ -1142,6 +1142,25 @@ static __always_inline void end_longest_turn(const struct busy_cpus *busy)
 }
 
 /*
+ * --preempt-local: does @p, woken with @priodl and allowed to preempt (vrq_may_preempt), beat the task
+ * running on @local, the CPU handling its wake-up (vrq_preempt_local)?
+ */
+static __always_inline bool preempts_local(struct task_struct *p, u64 priodl, s32 local,
+					   const struct cpu_ctx *local_ctx)
+{
+	return local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
+					      local_ctx->running_priodl);
+}
+
+/* A local preemption, by a kick or directly: the run it ends was ended by its wakee (short runners). */
+static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
+{
+	local_ctx->waker_preempted = 1;
+	stat_inc(VRQ_STAT_PREEMPT_KICK);
+	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
+}
+
+/*
  * A woken task found no idle CPU: BFS try_preempt -- preempt the allowed CPU running the latest
  * running_priodl if the waking task's priodl is earlier (--preempt-local: this CPU first, if it may);
  * failing that, with a target latency, end the longest turn that has run its course. @sync_wakeup: the
@@ -1156,12 +1175,9 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
 		return;
 	}
-	if (local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
-					   local_ctx->running_priodl)) {
+	if (preempts_local(p, priodl, local, local_ctx)) {
 		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
-		local_ctx->waker_preempted = 1;
-		stat_inc(VRQ_STAT_PREEMPT_KICK);
-		stat_inc(VRQ_STAT_PREEMPT_LOCAL);
+		count_local_preemption(local_ctx);
 		return;
 	}
 	if (busy->latest_cpu >= 0 && vrq_should_preempt(priodl, busy->latest_priodl)) {
@@ -1193,15 +1209,13 @@ static __always_inline bool preempt_local_direct(struct task_struct *p, struct t
 	    !vrq_may_preempt(p->policy, sync_wakeup))
 		return false;
 	local_ctx = cpu_ctx_of(cpu);
-	if (!local_ctx || !vrq_preempt_local(preempt_local, 1, priodl, local_ctx->running_priodl))
+	if (!preempts_local(p, priodl, cpu, local_ctx))
 		return false;
 	head = __COMPAT_scx_bpf_dsq_peek(q);
 	if (head && head->scx.dsq_vtime < priodl)
 		return false;
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags | SCX_ENQ_PREEMPT);
-	local_ctx->waker_preempted = 1;
-	stat_inc(VRQ_STAT_PREEMPT_KICK);
-	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
+	count_local_preemption(local_ctx);
 	stat_inc(VRQ_STAT_PREEMPT_DIRECT);
 	return true;
 }

@@ -351,16 +351,21 @@ def test_target_latency(r, secs, target_ms=2):
     # beside the hogs and goes first. A hog never sleeps and never counts, but the counter is the whole
     # machine's: the test's own tasks and kernel threads wake under their share too (the two-hog phase
     # measures how often), so the sleeper's wake-ups are what the sleeper phase counts beyond that.
-    under = {"two hogs": c_hogs.get("under_share", 0), "sleeper among 8 hogs": c_sleeper.get("under_share", 0)}
     sleeper_wakeups = secs // 2 * 100
-    beyond = under["sleeper among 8 hogs"] - under["two hogs"] * (secs // 2) / secs
+
+    def beyond_background(counter):
+        """A whole-machine counter in the two-hog phase and the sleeper phase, and what the sleeper phase
+        (secs // 2 long) counts beyond the two-hog phase's rate (secs long)."""
+        counts = {"two hogs": c_hogs.get(counter, 0), "sleeper among 8 hogs": c_sleeper.get(counter, 0)}
+        return counts, counts["sleeper among 8 hogs"] - counts["two hogs"] * (secs // 2) / secs
+
+    under, beyond = beyond_background("under_share")
     r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs: most of its ~{sleeper_wakeups} wake-ups "
             f"go first as under its share", beyond > sleeper_wakeups // 2, f"{beyond:.0f} beyond the background: {under}")
     # --preempt-local, direct: the sleeper wakes on its own CPU (pinned there), ahead of every hog queued
     # and of the one running, so it goes onto that CPU's local DSQ with SCX_ENQ_PREEMPT rather than be
     # queued and the CPU kicked. Counted beyond what the two-hog phase shows in the background.
-    direct = {"two hogs": c_hogs.get("preempt_direct", 0), "sleeper among 8 hogs": c_sleeper.get("preempt_direct", 0)}
-    beyond_direct = direct["sleeper among 8 hogs"] - direct["two hogs"] * (secs // 2) / secs
+    direct, beyond_direct = beyond_background("preempt_direct")
     r.check(f"target {target_ms} ms/a periodic sleeper among 8 pinned hogs: most of its ~{sleeper_wakeups} wake-ups "
             f"preempt the running hog directly (no kick)", beyond_direct > sleeper_wakeups // 2,
             f"{beyond_direct:.0f} beyond the background: {direct}")
