@@ -14,7 +14,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from vrqbench import cli, instruments, plan, report, schedulers, staging, stats  # noqa: E402
+from vrqbench import cli, instruments, plan, report, schedulers, staging, stats, wakeup_trace  # noqa: E402
 from vrqbench.workloads import WORKLOADS, stress_ng_rate  # noqa: E402
 
 
@@ -226,6 +226,12 @@ class TestCommandLine(unittest.TestCase):
         p = self.plan("--workloads", "stress-pipe,stress-switch", "--cpus", "2")
         self.assertEqual(p["instruments"], {"stress-pipe": "parallel", "stress-switch": "parallel"})
 
+    def test_trace_only_with_a_traceable_workload(self):
+        self.assertTrue(self.plan("--trace", "--workloads", "wakelat-100,pipe")["trace"])
+        self.assertNotIn("trace", self.plan("--workloads", "wakelat-100"))  # plans saved before --trace resume
+        with self.assertRaises(SystemExit):
+            self.plan("--trace", "--workloads", "pipe,reqlat")
+
     def test_bad_input_exits(self):
         for args in (["--workloads", "nope"], ["--schedulers", "nope"], ["--runs", "0"],
                      ["--native", "--instrument", "parallel"],
@@ -347,6 +353,78 @@ def write_run(out, metrics, instrument_of, runs=3, waits=0, machine=True):
 def read(path):
     with open(path) as f:
         return f.read()
+
+
+def trace_line(comm, pid, cpu, flags, ts, event, fields):
+    return f"{comm:>16}-{pid:<7} [{cpu:03d}] {flags} {ts:12.6f}: {event}: {fields}"
+
+
+def sleeper_trace(asked_s, fired_s, woken_flags, woken_cpu, runner, switch_s, timer="00000000aa", pid=872):
+    """One wakelat sleep as tracefs prints it: armed, fired (on woken_cpu while `runner` runs there),
+    woken, switched in."""
+    runner_comm, runner_pid = runner
+    return [
+        trace_line("wakelat", pid, woken_cpu, "d..1.", asked_s - 0.01, "hrtimer_start",
+                   f"hrtimer={timer} function=hrtimer_wakeup expires={round(asked_s * 1e9)} "
+                   f"softexpires={round(asked_s * 1e9)} mode=ABS was_armed=0"),
+        trace_line(runner_comm, runner_pid, woken_cpu, "d.h1.", fired_s, "hrtimer_expire_entry",
+                   f"hrtimer={timer} function=hrtimer_wakeup now={round(fired_s * 1e9)}"),
+        trace_line(runner_comm, runner_pid, woken_cpu, woken_flags, fired_s + 4e-6, "sched_wakeup",
+                   f"comm=wakelat pid={pid} prio=120 target_cpu={woken_cpu:03d}"),
+        trace_line(runner_comm, runner_pid, woken_cpu, "d..2.", switch_s, "sched_switch",
+                   f"prev_comm={runner_comm} prev_pid={runner_pid} prev_prio=120 prev_state=R ==> "
+                   f"next_comm=wakelat next_pid={pid} next_prio=120"),
+    ]
+
+
+class TestWakeupTrace(unittest.TestCase):
+    def test_each_wake_up_split_into_timer_delay_and_wait(self):
+        lines = ["# tracer: nop", "not a trace line"]
+        # on time, switched in 10 us after the wake-up, on a CPU running a compiler: queued
+        lines += sleeper_trace(1.0, 1.0, "d.h3.", 0, ("cc1", 900), 1.000014)
+        # the timer fired 2 ms late on an idle CPU, then 5 us
+        lines += sleeper_trace(2.0, 2.002, "dNh4.", 1, ("<idle>", 0), 2.002009, timer="00000000bb", pid=873)
+        # on time on a busy CPU already told to reschedule, switched in 1.5 ms later
+        lines += sleeper_trace(3.0, 3.0, "dNh3.", 1, ("cc1", 901), 3.001504, timer="00000000cc")
+        # lazily: the running task goes at its next tick, 3 ms later
+        lines += sleeper_trace(4.0, 4.0, "dlh3.", 1, ("cc1", 901), 4.003004, timer="00000000dd")
+        ups = wakeup_trace.wake_ups(lines)
+        self.assertEqual(len(ups), 4)
+        self.assertAlmostEqual(ups[0]["timer_us"], 0.0, places=3)
+        self.assertAlmostEqual(ups[0]["wait_us"], 10.0, places=3)
+        self.assertEqual((ups[0]["cpu_idle"], ups[0]["resched_set"], ups[0]["resched_lazy"]), (False, False, False))
+        self.assertAlmostEqual(ups[1]["timer_us"], 2000.0, places=3)
+        self.assertAlmostEqual(ups[1]["total_us"], 2009.0, places=3)
+        self.assertTrue(ups[1]["cpu_idle"])
+        self.assertAlmostEqual(ups[2]["wait_us"], 1500.0, places=3)
+        self.assertEqual((ups[2]["cpu_idle"], ups[2]["resched_set"], ups[2]["resched_lazy"]), (False, True, False))
+        self.assertEqual((ups[3]["resched_set"], ups[3]["resched_lazy"]), (False, True))
+        self.assertAlmostEqual(ups[3]["wait_us"], 3000.0, places=3)
+
+    def test_breakdown_of_the_latest_wake_ups(self):
+        lines = []
+        for i in range(99):  # 99 quick ones, queued 10 us on a busy CPU
+            lines += sleeper_trace(1.0 + i * 0.01, 1.0 + i * 0.01, "d.h3.", 0, ("cc1", 900),
+                                   1.0 + i * 0.01 + 14e-6)
+        lines += sleeper_trace(3.0, 3.0, "dNh3.", 1, ("cc1", 901), 3.001504, timer="00000000cc", pid=873)
+        b = wakeup_trace.breakdown(lines)
+        self.assertEqual((b["traced"], b["tail"], b["tail_on_idle_cpu"], b["tail_resched_set"], b["tail_resched_lazy"]),
+                         (100, 1, 0, 1, 0))
+        self.assertEqual((b["timer_p50_us"], b["wait_p50_us"], b["tail_wait_p50_us"]), (0, 10, 1500))
+        self.assertEqual(wakeup_trace.breakdown(["# tracer: nop"]), {"traced": 0})
+
+    def test_report_shows_where_the_latest_waited(self):
+        base = {"p50_us": 50, "p99_us": 100, "p999_us": 900, "max_us": 1000, "samples": 9}
+        t = {"traced": 800, "timer_p50_us": 0, "timer_p99_us": 10, "wait_p50_us": 12, "wait_p99_us": 1400,
+             "total_p50_us": 15, "total_p99_us": 1410, "tail": 9, "tail_on_idle_cpu": 5, "tail_resched_set": 2,
+             "tail_resched_lazy": 1, "tail_timer_p50_us": 9, "tail_wait_p50_us": 1380}
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, {"wakelat-100": {"eevdf": [dict(base)] * 2, "vrq-llc": [dict(base, trace=t)] * 2}},
+                      {"wakelat-100": "instructions"}, runs=2)
+            summary = report.report(out)["wakelat-100"]
+            self.assertEqual(list(summary["trace"]), ["vrq-llc"])
+            self.assertEqual(summary["trace"]["vrq-llc"]["tail_queued"], 1)
+            self.assertIn("| vrq-llc | 800 | 10 | 1400 | 9 | 5 | 2 | 1 | 1 | 9 | 1380 |", read(os.path.join(out, "report.md")))
 
 
 class TestReport(unittest.TestCase):

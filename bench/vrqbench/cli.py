@@ -72,6 +72,9 @@ def make_plan(a):
     secs = a.secs if a.secs is not None else (8 if a.quick else 30)
     if runs < 1 or secs < 1 or (a.build_units is not None and a.build_units < 1):
         sys.exit("bench: --runs, --secs and --build-units must be at least 1")
+    if a.trace and not any(WORKLOADS[w].get("traceable") for w in workloads):
+        sys.exit("bench: --trace records the wake-ups of " + ", ".join(w for w in WORKLOADS if WORKLOADS[w].get("traceable"))
+                 + "; none of them is selected")
     try:
         assignment = instruments.assign(workloads, a.instrument, a.native)
     except ValueError as e:
@@ -92,7 +95,7 @@ def make_plan(a):
     crates = sorted({peer_of(s) for s in schedulers} - {None})
     return {"workloads": workloads, "schedulers": schedulers, "runs": runs, "secs": secs, "quick": a.quick,
             "build_units": a.build_units or (10 if a.quick else 24), "instruments": assignment, "vm": vm,
-            "peer_versions": {c: PEER_VERSIONS[c] for c in crates}}
+            "peer_versions": {c: PEER_VERSIONS[c] for c in crates}, **({"trace": True} if a.trace else {})}
 
 
 def save_plan(out, plan):
@@ -198,6 +201,12 @@ def parser():
     r.add_argument("--out", help="results folder (an existing one is resumed)")
     r.add_argument("--instrument", choices=instruments.CHOICES, default="auto",
                    help="auto (default): each workload on its own instrument (bench list); or one for all")
+    r.add_argument("--trace", action="store_true",
+                   help="trace the wakelat workloads' wake-ups (timer, wake-up, switch) and report where the "
+                        "latest 1%% waited: on an idle CPU, on one told to reschedule (at once or lazily), or "
+                        "queued "
+                        "(vrqbench/wakeup_trace.py); tracing adds work to every switch, so a traced run "
+                        "explains an untraced one and is not compared with it")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")
     r.add_argument("--cpus", type=int, help="VM vCPUs (default: the host's cores, or what --topology gives)")
     r.add_argument("--topology", help="VM sockets:cores:threads (default 1:CPUS:1, one LLC)")

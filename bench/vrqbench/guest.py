@@ -199,6 +199,7 @@ def make_ctx(plan, instrument, secs):
         "perf": find_perf(),
         "instrument": instrument,
         "codebase": codebase.generate(os.path.join(WORK, f"codebase-{units}"), units),
+        "trace": plan.get("trace", False),
         "host_file_waits": staging.HostFileWaits(),
     }
 

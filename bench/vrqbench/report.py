@@ -88,12 +88,32 @@ def summarize_run(plan, recs):
                 pfloor, pjudged = _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
                                            for s, ok in ok_by_scheduler.items()}, False)
                 ws["percentiles"][p] = {"noise_floor": pfloor, "schedulers": pjudged}
+        traced = {s: [r["metrics"]["trace"] for r in ok if "trace" in (r.get("metrics") or {})]
+                  for s, ok in ok_by_scheduler.items()}
+        if any(traced.values()):
+            ws["trace"] = {s: _trace_means(t) for s, t in traced.items() if t}
         measured = [r for r in recs if r["workload"] == w and r.get("host_file_waits") is not None]
         waited = [r for r in measured if r["host_file_waits"] > 0]
         ws["host_file_waits"] = {"steps_measured": len(measured), "steps_waited": len(waited),
                                  "requests": sum(r["host_file_waits"] for r in waited)}
         out[w] = ws
     return out
+
+
+TRACE_COLS = (("traced", "traced"), ("timer_p99_us", "timer delay p99"), ("wait_p99_us", "wait for a CPU p99"),
+              ("tail", "latest 1%"), ("tail_on_idle_cpu", "of them on an idle CPU"),
+              ("tail_resched_set", "on a CPU told to reschedule"), ("tail_resched_lazy", "told lazily"),
+              ("tail_queued", "queued"),
+              ("tail_timer_p50_us", "their timer delay p50"), ("tail_wait_p50_us", "their wait p50"))
+
+
+def _trace_means(runs):
+    """The means over a scheduler's traced runs of vrqbench/wakeup_trace.breakdown(), with the latest
+    wake-ups that were neither on an idle CPU nor on one told to reschedule, at once or lazily
+    (tail_queued): those waited because the scheduler queued them."""
+    rows = [dict(t, tail_queued=t["tail"] - t["tail_on_idle_cpu"] - t["tail_resched_set"]
+                 - t.get("tail_resched_lazy", 0)) for t in runs if t.get("traced")]
+    return {k: _mean([r[k] for r in rows]) for k, _ in TRACE_COLS} if rows else {"traced": 0}
 
 
 def _mean(xs):
@@ -114,6 +134,13 @@ def _fmt(v, digits=2):
     if isinstance(v, float):
         return f"{v:.{digits}f}"
     return str(v)
+
+
+def _fmt_count(v):
+    """A mean over runs of counts or whole µs: whole when it is, else one decimal."""
+    if v is None:
+        return "—"
+    return str(int(v)) if float(v).is_integer() else f"{v:.1f}"
 
 
 def fmt_ratio(r, verdict_):
@@ -222,6 +249,19 @@ def markdown(plan, summary, machine):
                     e = ws["percentiles"][p]["schedulers"][s]
                     cells.append(f"{_fmt(e['mean'], 0)} ({fmt_ratio(e['ratio_to_eevdf'], e['verdict'])})")
                 lines.append(f"| {s} | " + " | ".join(cells) + " |")
+            lines.append("")
+        if ws.get("trace"):
+            lines.append("Where the latest 1% of wake-ups waited (`--trace`, vrqbench/wakeup_trace.py; µs, means over "
+                         "the runs). On an idle CPU, or on one told to reschedule at once, the wait is the "
+                         "machine's (on the instruction clock: the other vCPU's turn); told lazily (preempt at "
+                         "the next tick) or queued, the scheduler's. "
+                         "Tracing adds work to every switch: these explain the figures above, they are not "
+                         "compared with them.")
+            lines.append("")
+            lines.append("| scheduler | " + " | ".join(name for _, name in TRACE_COLS) + " |")
+            lines.append("|---|" + "---|" * len(TRACE_COLS))
+            for s, t in ws["trace"].items():
+                lines.append(f"| {s} | " + " | ".join(_fmt_count(t.get(k)) for k, _ in TRACE_COLS) + " |")
             lines.append("")
         lines.append(f"![{w}](plots/{w}.png)")
         lines.append("")

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import time
 
+from vrqbench import wakeup_trace
+
 
 def _sh(cmd, timeout=3600, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True, **kw)
@@ -88,19 +90,28 @@ def pipe(ctx):
 
 def wakelat(ratio):
     """Wake-up latency under load: the wakelat probe (one sleeper per CPU, 10 ms period) while the
-    code base builds over and over at `ratio` jobs/CPUs; p50/p99/p99.9 in µs (lower is better)."""
+    code base builds over and over at `ratio` jobs/CPUs; p50/p99/p99.9 in µs (lower is better). With
+    --trace, also where the latest wake-ups waited (vrqbench/wakeup_trace.py)."""
 
     def run(ctx):
         cb = ctx["codebase"]
         load = Background(f"make -s -C {cb} clean >/dev/null; make -s -C {cb} -j{_jobs(ctx, ratio)} prog >/dev/null")
         try:
             time.sleep(1)
-            out = _sh([f"{ctx['probes']}/wakelat", str(ctx["secs"]), str(ctx["ncpu"]), "10000"]).stdout
+            if ctx.get("trace"):
+                wakeup_trace.start()
+            try:
+                out = _sh([f"{ctx['probes']}/wakelat", str(ctx["secs"]), str(ctx["ncpu"]), "10000"]).stdout
+            finally:
+                traced = wakeup_trace.stop() if ctx.get("trace") else None
         finally:
             load.stop()
         vals = dict(kv.split("=") for kv in out.split())
-        return {"p50_us": int(vals["p50"]), "p99_us": int(vals["p99"]), "p999_us": int(vals["p999"]),
-                "max_us": int(vals["max"]), "samples": int(vals["samples"])}
+        res = {"p50_us": int(vals["p50"]), "p99_us": int(vals["p99"]), "p999_us": int(vals["p999"]),
+               "max_us": int(vals["max"]), "samples": int(vals["samples"])}
+        if traced is not None:
+            res["trace"] = traced
+        return res
     return run
 
 
@@ -179,7 +190,8 @@ TIMING = "instructions"
 
 # name -> runner, primary metric, whether higher is better, description, instrument; `percentiles`:
 # the latency percentiles the report compares one by one; `codebase`: builds the generated code base
-# (the instruction-clock boot stages the whole toolchain); `named`: run only when named (--workloads)
+# (the instruction-clock boot stages the whole toolchain); `named`: run only when named (--workloads);
+# `traceable`: --trace records its probe's wake-ups (vrqbench/wakeup_trace.py)
 WORKLOADS = {
     "build-50": {"run": build(0.5), "primary": "seconds", "higher": False, "desc": "make -j(0.5 x CPUs)",
                  "instrument": THROUGHPUT, "codebase": True},
@@ -196,10 +208,10 @@ WORKLOADS = {
              "instrument": TIMING},
     "wakelat-100": {"run": wakelat(1.0), "primary": "p99_us", "higher": False,
                     "desc": "wake-up latency while make -j(CPUs) runs", "instrument": TIMING, "codebase": True,
-                    "percentiles": ["p50_us", "p99_us", "p999_us"]},
+                    "percentiles": ["p50_us", "p99_us", "p999_us"], "traceable": True},
     "wakelat-150": {"run": wakelat(1.5), "primary": "p99_us", "higher": False,
                     "desc": "wake-up latency while make -j(1.5 x CPUs) runs", "instrument": TIMING,
-                    "codebase": True, "percentiles": ["p50_us", "p99_us", "p999_us"]},
+                    "codebase": True, "percentiles": ["p50_us", "p99_us", "p999_us"], "traceable": True},
     "reqlat": {"run": reqlat(2), "primary": "req_p99_us", "higher": False,
                "desc": "request/worker: 1 message thread, 2 workers per CPU, 1 ms requests, saturated",
                "instrument": TIMING,
