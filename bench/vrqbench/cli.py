@@ -204,8 +204,7 @@ def parser():
     r.add_argument("--trace", action="store_true",
                    help="trace the wakelat workloads' wake-ups (timer, wake-up, switch) and report where the "
                         "latest 1%% waited: on an idle CPU, on one told to reschedule (at once or lazily), or "
-                        "queued "
-                        "(vrqbench/wakeup_trace.py); tracing adds work to every switch, so a traced run "
+                        "queued (vrqbench/wakeup_trace.py); tracing adds work to every switch, so a traced run "
                         "explains an untraced one and is not compared with it")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")
     r.add_argument("--cpus", type=int, help="VM vCPUs (default: the host's cores, or what --topology gives)")

@@ -111,8 +111,8 @@ def _trace_means(runs):
     """The means over a scheduler's traced runs of vrqbench/wakeup_trace.breakdown(), with the latest
     wake-ups that were neither on an idle CPU nor on one told to reschedule, at once or lazily
     (tail_queued): those waited because the scheduler queued them."""
-    rows = [dict(t, tail_queued=t["tail"] - t["tail_on_idle_cpu"] - t["tail_resched_set"]
-                 - t.get("tail_resched_lazy", 0)) for t in runs if t.get("traced")]
+    rows = [dict(t, tail_queued=t["tail"] - t["tail_on_idle_cpu"] - t["tail_resched_set"] - t["tail_resched_lazy"])
+            for t in runs if t.get("traced")]
     return {k: _mean([r[k] for r in rows]) for k, _ in TRACE_COLS} if rows else {"traced": 0}
 
 

@@ -96,14 +96,15 @@ def wakelat(ratio):
     def run(ctx):
         cb = ctx["codebase"]
         load = Background(f"make -s -C {cb} clean >/dev/null; make -s -C {cb} -j{_jobs(ctx, ratio)} prog >/dev/null")
+        trace = ctx.get("trace")
         try:
             time.sleep(1)
-            if ctx.get("trace"):
+            if trace:
                 wakeup_trace.start()
             try:
                 out = _sh([f"{ctx['probes']}/wakelat", str(ctx["secs"]), str(ctx["ncpu"]), "10000"]).stdout
             finally:
-                traced = wakeup_trace.stop() if ctx.get("trace") else None
+                traced = wakeup_trace.stop() if trace else None
         finally:
             load.stop()
         vals = dict(kv.split("=") for kv in out.split())
