@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Check that a `bench run --quick` produced a complete, well-formed report (never a timing):
-every planned step saved with its instrument, each scheduler's runs all ok, each workload's noise
-floor, the instruments each boot measured on (QEMU version, thread mode, clock), the tables, the
+every planned step saved with its instrument, each scheduler's runs all ok, each scheduler's ratio
+to EEVDF with its interval and verdict (n/a with a quick run's 3 runs), the instruments each boot measured on (QEMU version, thread mode, clock), the tables, the
 summary and one plot per workload present. On the instruction clock, also that no measured step
 waited on the host's files (staging complete). Ends with "bench-quick: N passed, N failed".
 
@@ -63,11 +63,8 @@ for w in plan["workloads"]:
         check(f"bench-quick/{w}: in summary.json", False, "missing")
         continue
     check(f"bench-quick/{w}: instrument", ws.get("instrument") == assigned.get(w), f"{ws.get('instrument')}")
-    floor = (ws.get("noise_floor") or {}).get("cv")
-    check(f"bench-quick/{w}: noise floor", floor is not None and summary_file.get("noise_floors", {}).get(w) == floor,
-          str(ws.get("noise_floor")))
-    check(f"bench-quick/{w}: noise floor in the report",
-          f"## {w}:" in report and f"Instrument: {assigned.get(w)}. Noise floor: {100 * (floor or 0):.1f}%" in report)
+    check(f"bench-quick/{w}: in the report with its instrument",
+          f"## {w}:" in report and f"Instrument: {assigned.get(w)}. Ratio to EEVDF: of {ws.get('primary')}" in report)
     if assigned.get(w) == "instructions":
         waits = ws.get("host_file_waits", {})
         check(f"bench-quick/{w}: no measured step waited on the host's files",
@@ -77,7 +74,14 @@ for w in plan["workloads"]:
         e = ws["schedulers"][s]
         check(f"bench-quick/{w} {s}: all runs ok", e["ok"] == plan["runs"], f"{e['ok']}/{e['runs']} {e['failures']}")
         check(f"bench-quick/{w} {s}: statistics", e["mean"] is not None and e["median"] is not None
-              and e["ratio_to_eevdf"] is not None and e.get("verdict") in ("level", "better", "worse"), str(e))
+              and e["ratio_to_eevdf"] is not None, str(e))
+        if s != "eevdf":
+            ci, saved = e.get("ci"), summary_file.get("ratios", {}).get(w, {}).get(s, {})
+            check(f"bench-quick/{w} {s}: ratio to EEVDF with its interval and verdict",
+                  ci is not None and ci[0] <= e["ratio_to_eevdf"] <= ci[1] and (e.get("ci_level") or 0) > 0
+                  and e.get("verdict") in ("level", "better", "worse", "n/a")
+                  and saved.get("ci") == ci and saved.get("verdict") == e.get("verdict")
+                  and bool(summary_file.get("method", {}).get("name")), f"{e.get('ci')} {e.get('verdict')}")
         check(f"bench-quick/{w} {s}: schedstat counters", all(v is not None for v in e["schedstat"].values()),
               str(e["schedstat"]))
         if s.startswith("vrq"):

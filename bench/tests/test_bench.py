@@ -1,15 +1,20 @@
 #!/usr/bin/python3
-"""Unit tests of the bench's method: the drop-min/max mean, ratios, the noise floor and what is
-level, the instrument each workload is measured on, the peers' pinned versions, the staging's file
+"""Unit tests of the bench's method: the drop-min/max mean, the ratio to EEVDF with its interval and
+verdict (and, on synthetic boots, how often that verdict is wrong or missed), the instrument each workload is measured on, the peers' pinned versions, the staging's file
 list, the interleaved and resumable plan, the report built from saved results, and the check of a
 quick run's report. Ends with "bench: N passed, N failed"."""
 
+import contextlib
+import io
 import json
+import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
 import unittest
+from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -68,54 +73,151 @@ class TestPlan(unittest.TestCase):
             self.assertEqual(plan.done_steps(path), {("a", "x", 0), ("a", "y", 0)})
 
 
-class TestNoiseFloor(unittest.TestCase):
-    def test_min_and_max_dropped_from_four_runs_on(self):
-        kept, method = stats.kept_runs([10, 1, 5, 6, 100])
-        self.assertEqual(kept, [5, 6, 10])
-        self.assertIn("3 of 5 runs, min and max dropped", method)
+class TestCompare(unittest.TestCase):
+    """stats.compare: the Hodges-Lehmann ratio of a scheduler's runs to EEVDF's, its distribution-free
+    interval (Mann-Whitney) and the verdict."""
 
-    def test_two_or_three_runs_are_all_kept(self):
-        # three less min and max leave one value, which has no spread
-        self.assertEqual(stats.kept_runs([3, 1, 2])[0], [1, 2, 3])
-        self.assertIn("all 3 runs", stats.kept_runs([3, 1, 2])[1])
-        self.assertEqual(stats.kept_runs([2, None, 4])[0], [2, 4])
+    def test_rank_sum_distribution_exact(self):
+        # 3 and 3: U = 0..9 over the C(6, 3) = 20 orderings
+        self.assertEqual(stats.rank_sum_counts(3, 3), (1, 1, 2, 3, 3, 3, 3, 2, 1, 1))
+        for m, n in ((1, 1), (2, 5), (4, 4), (10, 10), (7, 13), (20, 20)):
+            counts = stats.rank_sum_counts(m, n)
+            self.assertEqual((len(counts), sum(counts)), (m * n + 1, math.comb(m + n, m)))
+            self.assertEqual(counts, counts[::-1])  # symmetric
+            self.assertEqual(counts, stats.rank_sum_counts(n, m))
 
-    def test_coefficient_of_variation(self):
-        # kept 9, 10, 11: stdev 1, mean 10
-        f = stats.noise_floor([100, 9, 10, 11, 1])
-        self.assertAlmostEqual(f["cv"], 0.1)
-        self.assertEqual(f["runs_kept"], 3)
-        self.assertAlmostEqual(stats.noise_floor([90, 110])["cv"], 14.142135623730951 / 100)
+    def test_interval_rank_from_the_published_critical_values(self):
+        # the k-th pairwise difference from each end (Wilcoxon rank-sum two-sided 5% critical values + 1)
+        self.assertEqual(stats.interval_rank(4, 4), (1, Fraction(34, 35)))  # p = 2/70
+        self.assertEqual(stats.interval_rank(5, 5)[0], 3)
+        self.assertEqual(stats.interval_rank(10, 10)[0], 24)
+        self.assertEqual(stats.interval_rank(20, 20)[0], 128)
+        for m, n in ((4, 4), (5, 7), (10, 10), (20, 20), (3, 10)):
+            self.assertGreaterEqual(stats.interval_rank(m, n)[1], Fraction(95, 100))
 
-    def test_no_floor_without_a_spread(self):
-        self.assertIsNone(stats.noise_floor([5])["cv"])
-        self.assertIsNone(stats.noise_floor([])["cv"])
-        self.assertIsNone(stats.noise_floor([0, 0, 0])["cv"])
-        self.assertEqual(stats.noise_floor([7, 7, 7])["cv"], 0.0)
+    def test_minimum_runs_for_a_verdict(self):
+        # 3 and 3 cannot: the most extreme of 20 orderings has p = 2/20 = 0.1
+        self.assertFalse(stats.can_judge(3, 3))
+        self.assertEqual(stats.interval_rank(3, 3), (0, Fraction(9, 10)))
+        self.assertTrue(stats.can_judge(stats.MIN_RUNS, stats.MIN_RUNS))
+        self.assertEqual(min(n for n in range(1, 10) if stats.can_judge(n, n)), stats.MIN_RUNS)
+        self.assertFalse(stats.can_judge(2, 7))  # C(9, 2) = 36 < 40
+        self.assertTrue(stats.can_judge(2, 8))
+        self.assertTrue(stats.can_judge(10, 3))  # a scheduler with failed runs is still judged
+        self.assertFalse(stats.can_judge(10, 0))
 
-    def test_level_within_the_floor(self):
-        self.assertEqual(stats.verdict(1.03, 0.05, False), "level")
-        self.assertEqual(stats.verdict(0.96, 0.05, True), "level")
-        self.assertEqual(stats.verdict(1.03, 0.03, False), "level")  # exactly at the floor
-        self.assertEqual(stats.verdict(1.0, 0.0, False), "level")
+    def test_separated_runs_better_or_worse_in_the_metric_direction(self):
+        eevdf = [10.0, 10.5, 11.0, 11.5, 12.0]
+        faster = [0.8 * v for v in eevdf]  # 8.0 to 9.6
+        c = stats.compare(eevdf, faster, higher_is_better=False)
+        self.assertAlmostEqual(c["ratio"], 0.8)
+        self.assertEqual((c["verdict"], c["runs"]), ("better", [5, 5]))
+        self.assertLess(c["ci"][1], 1)
+        self.assertLessEqual(c["ci"][0], c["ratio"])
+        self.assertEqual(stats.compare(eevdf, faster, higher_is_better=True)["verdict"], "worse")
+        self.assertEqual(stats.compare(faster, eevdf, higher_is_better=False)["verdict"], "worse")
+        self.assertEqual(stats.compare(faster, eevdf, higher_is_better=True)["verdict"], "better")
 
-    def test_better_or_worse_beyond_the_floor_in_the_metric_direction(self):
-        self.assertEqual(stats.verdict(0.90, 0.05, False), "better")  # time: lower is better
-        self.assertEqual(stats.verdict(1.10, 0.05, False), "worse")
-        self.assertEqual(stats.verdict(1.10, 0.05, True), "better")  # rate: higher is better
-        self.assertEqual(stats.verdict(0.90, 0.05, True), "worse")
-        self.assertEqual(stats.verdict(1.031, 0.03, False), "worse")
+    def test_level_when_the_interval_holds_one(self):
+        c = stats.compare([90.0, 95.0, 100.0, 105.0, 110.0], [105.0] * 5, True)
+        self.assertAlmostEqual(c["ratio"], 1.05)
+        self.assertEqual(c["verdict"], "level")
+        self.assertAlmostEqual(c["ci"][0], 105 / 110)  # the 3rd smallest of 25 pairwise ratios
+        self.assertAlmostEqual(c["ci"][1], 105 / 90)
+        self.assertAlmostEqual(c["ci_level"], 1 - 2 * 4 / 252)  # P(U <= 2) = (1 + 1 + 2) / C(10, 5)
 
-    def test_nothing_to_judge_by(self):
-        self.assertIsNone(stats.verdict(None, 0.05, False))
-        self.assertIsNone(stats.verdict(1.5, None, False))
+    def test_too_few_runs_show_the_widest_interval_and_no_verdict(self):
+        c = stats.compare([10.0, 11.0, 12.0], [5.0, 5.1, 5.2], False)  # apart, but 3 and 3
+        self.assertEqual(c["verdict"], stats.NO_VERDICT)
+        self.assertAlmostEqual(c["ratio"], 5.1 / 11.0)
+        self.assertEqual(c["ci"], [5.0 / 12.0, 5.2 / 10.0])
+        self.assertAlmostEqual(c["ci_level"], 0.9)
+        one = stats.compare([10.0], [12.0], False)
+        self.assertEqual((one["ratio"], one["ci"], one["verdict"]), (1.2, None, stats.NO_VERDICT))
+
+    def test_ties_of_the_instruction_clock(self):
+        # every run the same: a difference in every pair is a difference; none is level
+        self.assertEqual(stats.compare([50] * 4, [100] * 4, False)["verdict"], "worse")
+        self.assertEqual(stats.compare([50] * 4, [50] * 4, False)["verdict"], "level")
+        self.assertEqual(stats.compare([50] * 4, [50, 50, 50, 51], False)["verdict"], "level")
+
+    def test_even_count_takes_the_geometric_mean_of_the_middle_two(self):
+        self.assertAlmostEqual(stats.compare([1.0, 4.0], [1.0], False)["ratio"], 0.5)  # ratios 0.25, 1
+
+    def test_nothing_to_compare(self):
+        self.assertIsNone(stats.compare([], [1.0, 2.0], False)["verdict"])
+        self.assertIsNone(stats.compare([None, None], [1.0], False)["ratio"])
+        self.assertIsNone(stats.compare([0.0, 1.0, 2.0, 3.0], [1.0] * 4, False)["ratio"])
 
     def test_ratio_formatting(self):
-        self.assertEqual(report.fmt_ratio(1.03, "level"), "1.030 ~")
-        self.assertEqual(report.fmt_ratio(0.909, "better"), "0.909 better")
-        self.assertEqual(report.fmt_ratio(1.2, "worse"), "1.200 worse")
-        self.assertEqual(report.fmt_ratio(1.2, None), "1.200")
-        self.assertEqual(report.fmt_ratio(None, None), "—")
+        e = {"ratio_to_eevdf": 0.909, "ci": [0.85, 0.97], "ci_level": 0.957, "verdict": "better"}
+        self.assertEqual(report.fmt_ratio(e), "0.909 [0.850, 0.970] better")
+        self.assertEqual(report.fmt_ratio(dict(e, ci=[0.95, 1.1], verdict="level")), "0.909 [0.950, 1.100] ~")
+        self.assertEqual(report.fmt_ratio(dict(e, ci_level=0.9, verdict="n/a")), "0.909 [90%: 0.850, 0.970] n/a")
+        self.assertEqual(report.fmt_ratio({"ratio_to_eevdf": 1.0, "ci": None, "verdict": None}), "1.000")
+        self.assertEqual(report.fmt_ratio({"ratio_to_eevdf": None}), "—")
+
+
+def lognormal_runs(rng, n, cv, scale=1.0):
+    """n runs with coefficient of variation cv around `scale` (its median)."""
+    sigma = math.sqrt(math.log(1 + cv * cv))
+    return [scale * math.exp(rng.gauss(0.0, sigma)) for _ in range(n)]
+
+
+def skewed_runs(rng, n, cv, scale=1.0):
+    """n runs, most near `scale`, a long tail of slow ones: 1 plus an exponential (skewness 2) scaled
+    to coefficient of variation cv; the median is about scale x (1 + 0.69 cv)."""
+    return [scale * (1.0 + rng.expovariate(1.0 / cv)) for _ in range(n)]
+
+
+def verdict_rate(draw, runs, boots, seed, effect=1.0, verdicts=("better", "worse")):
+    """The share of `boots` simulated boots, each with `runs` runs of EEVDF and of a scheduler (its
+    runs `effect` times EEVDF's, a time: lower is better), whose comparison ends in `verdicts`."""
+    rng = random.Random(seed)
+    hits = 0
+    for _ in range(boots):
+        eevdf = draw(rng, runs, 0.10)
+        other = draw(rng, runs, 0.10, effect)
+        hits += stats.compare(eevdf, other, higher_is_better=False)["verdict"] in verdicts
+    return hits / boots
+
+
+class TestVerdictRule(unittest.TestCase):
+    """The verdict rule on synthetic boots (seeded): two identical schedulers get a verdict in at most
+    5% of boots at the bench's default run count, and a true 10% difference is found in at least 80%
+    at the run count bench/README.md recommends for claims, both with 10% run-to-run variation."""
+    BOOTS = 4000
+
+    @staticmethod
+    def default_runs(*args):
+        return cli.make_plan(cli.parser().parse_args(["run", *args]))["runs"]
+
+    def test_quick_default_is_too_few_for_any_verdict(self):
+        quick = self.default_runs("--quick")
+        self.assertEqual(quick, 3)
+        self.assertFalse(stats.can_judge(quick, quick), "3 and 3 cannot exclude 1 at 95%: every verdict n/a")
+        self.assertEqual(verdict_rate(lognormal_runs, quick, 200, 1, effect=2.0, verdicts=(stats.NO_VERDICT,)), 1.0)
+
+    def test_identical_schedulers_rarely_get_a_verdict_at_the_default_runs(self):
+        runs = self.default_runs()
+        self.assertEqual(runs, 10)
+        self.assertTrue(stats.can_judge(runs, runs))
+        for draw in (lognormal_runs, skewed_runs):
+            rate = verdict_rate(draw, runs, self.BOOTS, seed=27)
+            self.assertLessEqual(rate, 0.05, f"{draw.__name__}: {rate:.3f} of {self.BOOTS} boots at {runs} runs")
+
+    def test_identical_schedulers_at_the_fewest_runs_that_can_judge(self):
+        for draw in (lognormal_runs, skewed_runs):
+            rate = verdict_rate(draw, stats.MIN_RUNS, self.BOOTS, seed=28)
+            self.assertLessEqual(rate, 0.05, f"{draw.__name__}: {rate:.3f} at {stats.MIN_RUNS} runs")
+
+    def test_a_true_ten_percent_difference_is_found_at_the_recommended_runs(self):
+        runs = stats.RECOMMENDED_RUNS
+        self.assertEqual(runs, 20)
+        found = verdict_rate(lognormal_runs, runs, self.BOOTS, seed=29, effect=1.10, verdicts=("worse",))
+        self.assertGreaterEqual(found, 0.80, f"{found:.3f} of {self.BOOTS} boots at {runs} runs")
+        wrong = verdict_rate(lognormal_runs, runs, self.BOOTS, seed=29, effect=1.10, verdicts=("better",))
+        self.assertEqual(wrong, 0.0)
 
 
 class TestInstruments(unittest.TestCase):
@@ -429,45 +531,53 @@ class TestWakeupTrace(unittest.TestCase):
 
 class TestReport(unittest.TestCase):
     METRICS = {
-        # EEVDF 10, 11, 12: mean 11, noise floor 1/11 = 9.1%; vrq-llc 8, 9, 10: 0.818, beyond it
-        "build-100": {"eevdf": [{"seconds": v} for v in (10.0, 11.0, 12.0)],
-                      "vrq-llc": [{"seconds": v} for v in (8.0, 9.0, 10.0)]},
-        # EEVDF 90, 100, 110: noise floor 10%; vrq-llc 105: 1.05, level
-        "forkwait": {"eevdf": [{"rate": v} for v in (90.0, 100.0, 110.0)],
-                     "vrq-llc": [{"rate": 105.0}] * 3},
+        # EEVDF 10 to 12, vrq-llc 0.8 times as long, every run shorter: better
+        "build-100": {"eevdf": [{"seconds": v} for v in (10.0, 10.5, 11.0, 11.5, 12.0)],
+                      "vrq-llc": [{"seconds": 0.8 * v} for v in (10.0, 10.5, 11.0, 11.5, 12.0)]},
+        # EEVDF 90 to 110, vrq-llc 105 every run: 1.05, the interval 0.955-1.167 holds 1: level
+        "forkwait": {"eevdf": [{"rate": v} for v in (90.0, 95.0, 100.0, 105.0, 110.0)],
+                     "vrq-llc": [{"rate": 105.0}] * 5},
         "wakelat-100": {"eevdf": [{"p50_us": 50, "p99_us": v, "p999_us": 900, "max_us": 1000, "samples": 9}
-                                  for v in (95, 100, 105)],
-                        "vrq-llc": [{"p50_us": 100, "p99_us": 102, "p999_us": 900, "max_us": 1000, "samples": 9}] * 3},
+                                  for v in (95, 98, 100, 102, 105)],
+                        "vrq-llc": [{"p50_us": 100, "p99_us": 102, "p999_us": 900, "max_us": 1000, "samples": 9}] * 5},
     }
     INSTRUMENT = {"build-100": "parallel", "forkwait": "parallel", "wakelat-100": "instructions"}
 
     def test_report_from_saved_results(self):
         with tempfile.TemporaryDirectory() as out:
-            write_run(out, self.METRICS, self.INSTRUMENT)
+            write_run(out, self.METRICS, self.INSTRUMENT, runs=5)
             with open(os.path.join(out, "results.jsonl"), "a") as f:
-                f.write('{"workload": "forkwait", "scheduler": "vrq-llc", "run": 3, "status": "ejected"}\n{"cut short')
+                f.write('{"workload": "forkwait", "scheduler": "vrq-llc", "run": 5, "status": "ejected"}\n{"cut short')
             summary = report.report(out)
             b = summary["build-100"]
             self.assertEqual(b["schedulers"]["eevdf"]["mean"], 11.0)
-            self.assertAlmostEqual(b["noise_floor"]["cv"], 1 / 11)
-            self.assertAlmostEqual(b["schedulers"]["vrq-llc"]["ratio_to_eevdf"], 9.0 / 11.0)
-            self.assertEqual(b["schedulers"]["vrq-llc"]["verdict"], "better")
-            self.assertEqual(b["schedulers"]["vrq-llc"]["bpf_ns_per_op"], 200.0)
+            self.assertEqual((b["schedulers"]["eevdf"]["ratio_to_eevdf"], b["schedulers"]["eevdf"]["verdict"]), (1.0, None))
+            vrq = b["schedulers"]["vrq-llc"]
+            self.assertAlmostEqual(vrq["ratio_to_eevdf"], 0.8)
+            self.assertAlmostEqual(vrq["ratio_of_means"], 0.8)
+            self.assertEqual(vrq["verdict"], "better")
+            self.assertAlmostEqual(vrq["ci"][0], 8.4 / 12.0)  # the 3rd smallest of 25 pairwise ratios
+            self.assertAlmostEqual(vrq["ci"][1], 9.6 / 10.5)  # and the 3rd largest
+            self.assertEqual(vrq["bpf_ns_per_op"], 200.0)
             self.assertEqual(b["instrument"], "parallel")
             fw = summary["forkwait"]
             self.assertEqual(fw["schedulers"]["vrq-llc"]["verdict"], "level")
             self.assertEqual((fw["schedulers"]["vrq-llc"]["runs"], fw["schedulers"]["vrq-llc"]["failures"]),
-                             (4, {"ejected": 1}))
+                             (6, {"ejected": 1}))
             self.assertEqual(summary["wakelat-100"]["instrument"], "instructions")
             with open(os.path.join(out, "summary.json")) as f:
-                floors = json.load(f)["noise_floors"]
-            self.assertAlmostEqual(floors["forkwait"], 0.1)
+                saved = json.load(f)
+            self.assertNotIn("noise_floors", saved)
+            self.assertEqual(saved["method"]["name"], "hodges-lehmann ratio, mann-whitney interval")
+            self.assertEqual(saved["method"]["min_runs"], 4)
+            self.assertEqual(saved["ratios"]["forkwait"]["vrq-llc"]["verdict"], "level")
+            self.assertAlmostEqual(saved["ratios"]["forkwait"]["vrq-llc"]["ratio_to_eevdf"], 1.05)
+            self.assertNotIn("eevdf", saved["ratios"]["forkwait"])
             md = read(os.path.join(out, "report.md"))
-            self.assertIn("| noise floor | 9.1% |", md)  # the four-ratio build table
-            self.assertIn("| vrq-llc | 0.818 better |", md)
-            self.assertIn("| 1.050 ~ |", md)
-            self.assertIn("Instrument: parallel. Noise floor: 10.0%, EEVDF's coefficient of variation of rate over "
-                          "all 3 runs", md)
+            self.assertIn("| eevdf | 1.000 |", md)  # the four-ratio build table
+            self.assertIn("| vrq-llc | 0.800 [0.700, 0.914] better |", md)
+            self.assertIn("| 1.050 [0.955, 1.167] ~ |", md)
+            self.assertIn("Instrument: parallel. Ratio to EEVDF: of rate, with its 95% interval.", md)
             self.assertIn(f"- **instructions**: {QEMU}, TCG single-threaded, clock instructions; 2 vCPUs", md)
             self.assertIn("Measured: build-100, forkwait.", md)
             self.assertIn("ejected 1", md)
@@ -475,28 +585,65 @@ class TestReport(unittest.TestCase):
             for w in self.METRICS:
                 self.assertTrue(os.path.getsize(os.path.join(out, "plots", f"{w}.png")) > 1000)
 
-    def test_latency_percentiles_judged_against_their_own_floor(self):
+    def test_latency_percentiles_judged_on_their_own_runs(self):
         with tempfile.TemporaryDirectory() as out:
-            write_run(out, self.METRICS, self.INSTRUMENT)
+            write_run(out, self.METRICS, self.INSTRUMENT, runs=5)
             pct = report.report(out)["wakelat-100"]["percentiles"]
             self.assertEqual(list(pct), ["p50_us", "p99_us", "p999_us"])
-            self.assertAlmostEqual(pct["p99_us"]["noise_floor"]["cv"], 0.05)
-            self.assertEqual(pct["p99_us"]["schedulers"]["vrq-llc"]["verdict"], "level")  # 102/100
-            self.assertEqual(pct["p50_us"]["noise_floor"]["cv"], 0.0)
-            self.assertEqual(pct["p50_us"]["schedulers"]["vrq-llc"]["verdict"], "worse")  # 100/50
-            self.assertIn("| vrq-llc | 100 (2.000 worse) | 102 (1.020 ~) | 900 (1.000 ~) |",
-                          read(os.path.join(out, "report.md")))
+            self.assertEqual(pct["p99_us"]["schedulers"]["vrq-llc"]["verdict"], "level")  # 102 / 95..105
+            self.assertEqual(pct["p50_us"]["schedulers"]["vrq-llc"]["verdict"], "worse")  # 100 / 50, every run
+            self.assertIn("| vrq-llc | 100 (2.000 [2.000, 2.000] worse) | 102 (1.020 [0.971, 1.074] ~) | "
+                          "900 (1.000 [1.000, 1.000] ~) |", read(os.path.join(out, "report.md")))
+
+    def test_too_few_runs_give_the_ratio_and_interval_but_no_verdict(self):
+        metrics = {w: {s: runs[:3] for s, runs in m.items()} for w, m in self.METRICS.items()}
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, metrics, self.INSTRUMENT, runs=3)
+            summary = report.report(out)
+            vrq = summary["build-100"]["schedulers"]["vrq-llc"]
+            self.assertEqual((vrq["verdict"], vrq["ci_level"]), ("n/a", 0.9))
+            self.assertAlmostEqual(vrq["ratio_to_eevdf"], 0.8)
+            md = read(os.path.join(out, "report.md"))
+            self.assertIn("| vrq-llc | 0.800 [90%: 0.727, 0.880] n/a |", md)
+            self.assertIn("3 and 3 cannot", md)
+
+    def test_same_results_same_report_byte_for_byte(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT, runs=5)
+            report.report(out)
+            first = [read(os.path.join(out, f)) for f in ("report.md", "summary.json")]
+            report.report(out)
+            self.assertEqual([read(os.path.join(out, f)) for f in ("report.md", "summary.json")], first)
+
+    def test_without_matplotlib_the_plots_already_there_are_kept(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, self.METRICS, self.INSTRUMENT, runs=5)
+            os.makedirs(os.path.join(out, "plots"))
+            with open(os.path.join(out, "plots", "build-100.png"), "w") as f:
+                f.write("committed")
+            saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] == "matplotlib"}
+            sys.modules["matplotlib"] = None  # import matplotlib raises ImportError
+            try:
+                with contextlib.redirect_stderr(io.StringIO()) as err:
+                    report.report(out)
+            finally:
+                del sys.modules["matplotlib"]
+                sys.modules.update(saved)
+            self.assertIn("matplotlib is not installed", err.getvalue())
+            self.assertEqual(os.listdir(os.path.join(out, "plots")), ["build-100.png"])
+            self.assertEqual(read(os.path.join(out, "plots", "build-100.png")), "committed")
+            self.assertIn("vrq-llc", read(os.path.join(out, "report.md")))
 
     def test_steps_that_waited_on_the_host_are_reported(self):
         with tempfile.TemporaryDirectory() as out:
-            write_run(out, self.METRICS, self.INSTRUMENT, waits=3)
+            write_run(out, self.METRICS, self.INSTRUMENT, runs=5, waits=3)
             waits = report.report(out)["wakelat-100"]["host_file_waits"]
-            self.assertEqual(waits, {"steps_measured": 6, "steps_waited": 6, "requests": 18})
-            self.assertIn("Warning: 6 of 6 measured steps waited on the host's files", read(os.path.join(out, "report.md")))
+            self.assertEqual(waits, {"steps_measured": 10, "steps_waited": 10, "requests": 30})
+            self.assertIn("Warning: 10 of 10 measured steps waited on the host's files", read(os.path.join(out, "report.md")))
 
     def test_results_saved_before_instruments_were_recorded(self):
         with tempfile.TemporaryDirectory() as out:
-            p = write_run(out, {"forkwait": self.METRICS["forkwait"]}, self.INSTRUMENT, machine=False)
+            p = write_run(out, {"forkwait": self.METRICS["forkwait"]}, self.INSTRUMENT, runs=5, machine=False)
             del p["instruments"], p["vm"], p["peer_versions"]
             with open(os.path.join(out, "plan.json"), "w") as f:
                 json.dump(p, f)
@@ -542,10 +689,17 @@ class TestQuickRunCheck(unittest.TestCase):
             report.report(out)
             md = read(os.path.join(out, "report.md"))
             with open(os.path.join(out, "report.md"), "w") as f:
-                f.write(md.replace("Noise floor:", "Noise:"))
+                f.write(md.replace("Ratio to EEVDF: of", "Ratio: of"))
             rc, text = self.check(out)
             self.assertEqual(rc, 1)
-            self.assertIn("FAIL bench-quick/pipe: noise floor in the report", text)
+            self.assertIn("FAIL bench-quick/pipe: in the report with its instrument", text)
+            with open(os.path.join(out, "summary.json")) as f:
+                saved = json.load(f)
+            saved["summary"]["pipe"]["schedulers"]["vrq-llc"]["ci"] = None
+            with open(os.path.join(out, "summary.json"), "w") as f:
+                json.dump(saved, f)
+            rc, text = self.check(out)
+            self.assertIn("FAIL bench-quick/pipe vrq-llc: ratio to EEVDF with its interval and verdict", text)
             with open(os.path.join(out, "summary.json"), "w") as f:
                 f.write("{")
             rc, text = self.check(out)

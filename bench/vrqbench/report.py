@@ -1,14 +1,16 @@
 """Turn a bench run's results.jsonl into report.md (tables laid out like VRQ's), summary.json and
 one PNG per workload. `bench report DIR` runs this alone, on saved results.
 
-Every ratio to EEVDF is judged against the workload's noise floor (EEVDF's own run-to-run
-coefficient of variation in the same run, vrqbench/stats.py): within it the ratio is level, not a
-win or a loss."""
+Every ratio to EEVDF is the Hodges-Lehmann ratio with its distribution-free 95% confidence interval
+(vrqbench/stats.py: compare): better or worse only when the interval excludes 1, level when it holds
+it, no verdict (n/a) when the runs are too few for the interval to exclude 1. Nothing random: the
+same results.jsonl gives the same report.md and summary.json byte for byte."""
 
 import json
 import os
+import sys
 
-from vrqbench.stats import noise_floor, ratio, summarize, trimmed_mean, verdict
+from vrqbench.stats import CONFIDENCE, METHOD, MIN_RUNS, NO_VERDICT, compare, ratio, summarize, trimmed_mean
 from vrqbench.workloads import BUILD_FOUR, WORKLOADS
 
 SCHEDSTAT_COLS = ("sched_count", "sched_goidle", "ttwu_count", "ttwu_local", "run_delay", "pcount")
@@ -38,23 +40,29 @@ def instrument_of(plan, workload):
 
 
 def _judged(values_by_scheduler, higher):
-    """Per scheduler the trimmed mean, its ratio to EEVDF's and the verdict against EEVDF's noise
-    floor, plus that noise floor; for one metric of one workload."""
-    floor = noise_floor(values_by_scheduler.get(BASELINE, []))
-    base = trimmed_mean(values_by_scheduler.get(BASELINE, []))
+    """Per scheduler, for one metric of one workload: the trimmed mean, the ratio of trimmed means to
+    EEVDF's (VRQ's figure, `ratio_of_means`) and the comparison with EEVDF's runs (stats.compare):
+    the Hodges-Lehmann ratio (`ratio_to_eevdf`), its interval (`ci`, `ci_level`) and verdict. EEVDF
+    itself: ratio 1, no interval, no verdict."""
+    base_vals = values_by_scheduler.get(BASELINE, [])
+    base = trimmed_mean(base_vals)
     per = {}
     for s, vals in values_by_scheduler.items():
         mean = trimmed_mean(vals)
-        r = ratio(mean, base)
-        per[s] = {"mean": mean, "ratio_to_eevdf": r, "verdict": verdict(r, floor["cv"], higher)}
-    return floor, per
+        if s == BASELINE:
+            c = {"ratio": 1.0 if mean is not None else None, "ci": None, "ci_level": None, "verdict": None}
+        else:
+            c = compare(base_vals, vals, higher)
+        per[s] = {"mean": mean, "ratio_to_eevdf": c["ratio"], "ci": c["ci"], "ci_level": c["ci_level"],
+                  "verdict": c["verdict"], "ratio_of_means": ratio(mean, base)}
+    return per
 
 
 def summarize_run(plan, recs):
-    """Per workload: its instrument, the noise floor of its primary metric, and per scheduler status
-    counts, the primary metric's statistics, the ratio of its mean to EEVDF's with its verdict, the
-    mean schedstat deltas and BPF cost; for latency workloads each percentile judged the same way; and
-    how many measured steps waited on the host's files."""
+    """Per workload: its instrument, and per scheduler status counts, the primary metric's statistics,
+    its ratio to EEVDF with the interval and verdict (and VRQ's ratio of trimmed means), the mean
+    schedstat deltas and BPF cost; for latency workloads each percentile judged the same way; and how
+    many measured steps waited on the host's files."""
     out = {}
     for w in plan["workloads"]:
         spec = WORKLOADS[w]
@@ -77,17 +85,15 @@ def summarize_run(plan, recs):
                 "schedstat": {c: _mean([r["schedstat"][c] for r in ok if "schedstat" in r]) for c in SCHEDSTAT_COLS},
                 "bpf_ns_per_op": _mean([_bpf_cost(r) for r in ok if r.get("bpf")]),
             }
-        floor, judged = _judged({s: e["values"] for s, e in ws["schedulers"].items()}, spec["higher"])
-        ws["noise_floor"] = floor
+        judged = _judged({s: e["values"] for s, e in ws["schedulers"].items()}, spec["higher"])
         for s, e in ws["schedulers"].items():
-            e["ratio_to_eevdf"] = judged[s]["ratio_to_eevdf"]
-            e["verdict"] = judged[s]["verdict"]
+            for k in ("ratio_to_eevdf", "ci", "ci_level", "verdict", "ratio_of_means"):
+                e[k] = judged[s][k]
         if spec.get("percentiles"):
             ws["percentiles"] = {}
             for p in spec["percentiles"]:
-                pfloor, pjudged = _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
-                                           for s, ok in ok_by_scheduler.items()}, False)
-                ws["percentiles"][p] = {"noise_floor": pfloor, "schedulers": pjudged}
+                ws["percentiles"][p] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
+                                                               for s, ok in ok_by_scheduler.items()}, False)}
         traced = {s: [r["metrics"]["trace"] for r in ok if "trace" in (r.get("metrics") or {})]
                   for s, ok in ok_by_scheduler.items()}
         if any(traced.values()):
@@ -143,17 +149,22 @@ def _fmt_count(v):
     return str(int(v)) if float(v).is_integer() else f"{v:.1f}"
 
 
-def fmt_ratio(r, verdict_):
-    """A ratio to EEVDF with its verdict: `1.030 ~` (level: within the noise floor), `0.909 better`,
-    `1.120 worse`; the bare ratio when there is no noise floor to judge it by."""
+def fmt_ratio(e):
+    """A ratio to EEVDF (an entry of _judged) with its interval and verdict: `0.909 [0.850, 0.970]
+    better`, `1.030 [0.950, 1.100] ~` (level: the interval holds 1), and with too few runs for a
+    verdict the widest interval they give with its confidence, `1.047 [90%: 0.930, 1.200] n/a`;
+    EEVDF's own `1.000`."""
+    r = e.get("ratio_to_eevdf")
     if r is None:
         return "—"
-    mark = {"level": " ~", "better": " better", "worse": " worse"}.get(verdict_, "")
-    return f"{r:.3f}{mark}"
-
-
-def fmt_floor(floor):
-    return "—" if floor["cv"] is None else f"{100 * floor['cv']:.1f}%"
+    text = f"{r:.3f}"
+    ci = e.get("ci")
+    if ci is not None:
+        level = e.get("ci_level")
+        shown = "" if level >= float(CONFIDENCE) else f"{100 * level:.0f}%: "
+        text += f" [{shown}{ci[0]:.3f}, {ci[1]:.3f}]"
+    mark = {"level": "~", "better": "better", "worse": "worse", NO_VERDICT: NO_VERDICT}.get(e.get("verdict"))
+    return f"{text} {mark}" if mark else text
 
 
 def instrument_lines(plan, machine):
@@ -194,9 +205,14 @@ def markdown(plan, summary, machine):
     lines.append("")
     lines += instrument_lines(plan, machine)
     lines.append("")
-    lines.append("Ratios are to EEVDF in the same run. Noise floor: EEVDF's run-to-run coefficient of variation "
-                 "(stdev / mean) of the same metric in this run. A ratio whose distance from 1 is within the "
-                 "noise floor is level, shown `~`; beyond it, `better` or `worse`.")
+    lines.append(f"Ratios are to EEVDF in the same boot: the Hodges–Lehmann ratio (the median of the ratios of "
+                 f"each of a scheduler's runs to each of EEVDF's) and in brackets its {100 * float(CONFIDENCE):.0f}% "
+                 f"confidence interval, distribution-free (from the Mann–Whitney rank-sum distribution; "
+                 f"bench/README.md). `better` or `worse` only when the interval excludes 1, `~` (level) when "
+                 f"it holds 1. With fewer runs than such an interval needs to exclude 1 ({MIN_RUNS} of each; "
+                 f"3 and 3 cannot: their smallest two-sided p-value is 0.1) the widest interval the runs give, "
+                 f"all their pairwise ratios, is shown with its own confidence (`[90%: …]` for 3 and 3) and "
+                 f"there is no verdict: `{NO_VERDICT}`.")
     lines.append("")
     present = [w for w in BUILD_FOUR if w in summary]
     if present:
@@ -205,49 +221,43 @@ def markdown(plan, summary, machine):
         lines.append("")
         lines.append("| scheduler | " + " | ".join(present) + " |")
         lines.append("|---|" + "---|" * len(present))
-        lines.append("| noise floor | " + " | ".join(fmt_floor(summary[w]["noise_floor"]) for w in present) + " |")
         for s in plan["schedulers"]:
-            lines.append(f"| {s} | " + " | ".join(fmt_ratio(summary[w]["schedulers"][s]["ratio_to_eevdf"],
-                                                             summary[w]["schedulers"][s]["verdict"])
-                                              for w in present) + " |")
+            lines.append(f"| {s} | " + " | ".join(fmt_ratio(summary[w]["schedulers"][s]) for w in present) + " |")
         lines.append("")
     for w, ws in summary.items():
         better = "higher is better" if ws["higher_is_better"] else "lower is better"
         lines.append(f"## {w}: {ws['desc']} ({ws['primary']}, {better})")
         lines.append("")
-        floor = ws["noise_floor"]
-        lines.append(f"Instrument: {ws['instrument']}. Noise floor: {fmt_floor(floor)}, EEVDF's coefficient of "
-                     f"variation of {ws['primary']} over {floor['method']}.")
+        lines.append(f"Instrument: {ws['instrument']}. Ratio to EEVDF: of {ws['primary']}, with its "
+                     f"{100 * float(CONFIDENCE):.0f}% interval.")
         waits = ws["host_file_waits"]
         if waits["steps_waited"]:
             lines.append(f"Warning: {waits['steps_waited']} of {waits['steps_measured']} measured steps waited on "
                          f"the host's files ({waits['requests']} 9p interrupts): staging left something out, and "
                          f"their times include the host's.")
         lines.append("")
-        lines.append("| scheduler | ok/runs | mean | median | stdev | ratio to EEVDF | "
+        lines.append("| scheduler | ok/runs | mean | median | stdev | ratio to EEVDF [95% CI] | "
                      + " | ".join(SCHEDSTAT_COLS) + " | BPF ns/op | failures |")
         lines.append("|---|" + "---|" * (7 + len(SCHEDSTAT_COLS)))
         for s, e in ws["schedulers"].items():
             fails = ", ".join(f"{k} {v}" for k, v in e["failures"].items()) or "—"
             lines.append(f"| {s} | {e['ok']}/{e['runs']} | {_fmt(e['mean'])} | {_fmt(e['median'])} | "
-                         f"{_fmt(e['stdev'])} | {fmt_ratio(e['ratio_to_eevdf'], e['verdict'])} | "
+                         f"{_fmt(e['stdev'])} | {fmt_ratio(e)} | "
                          + " | ".join(_fmt(e["schedstat"][c], 0) for c in SCHEDSTAT_COLS)
                          + f" | {_fmt(e['bpf_ns_per_op'], 0)} | {fails} |")
         lines.append("")
         if ws.get("percentiles"):
             names = list(ws["percentiles"])
-            lines.append("Latency percentiles: mean µs, ratio to EEVDF judged against each percentile's own "
-                         "noise floor.")
+            lines.append("Latency percentiles: mean µs, and in parentheses the ratio to EEVDF with its interval "
+                         "and verdict, each percentile judged on its own runs.")
             lines.append("")
             lines.append("| scheduler | " + " | ".join(names) + " |")
             lines.append("|---|" + "---|" * len(names))
-            lines.append("| noise floor | " + " | ".join(fmt_floor(ws["percentiles"][p]["noise_floor"])
-                                                        for p in names) + " |")
             for s in ws["schedulers"]:
                 cells = []
                 for p in names:
                     e = ws["percentiles"][p]["schedulers"][s]
-                    cells.append(f"{_fmt(e['mean'], 0)} ({fmt_ratio(e['ratio_to_eevdf'], e['verdict'])})")
+                    cells.append(f"{_fmt(e['mean'], 0)} ({fmt_ratio(e)})")
                 lines.append(f"| {s} | " + " | ".join(cells) + " |")
             lines.append("")
         if ws.get("trace"):
@@ -269,7 +279,8 @@ def markdown(plan, summary, machine):
 
 
 def plots(out, summary):
-    """One bar chart per workload: the mean per scheduler, whiskers from min to max."""
+    """One bar chart per workload: the mean per scheduler, whiskers from min to max. Raises ImportError
+    without matplotlib (before touching DIR/plots)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -294,13 +305,26 @@ def plots(out, summary):
     return made
 
 
+def ratios(summary):
+    """summary.json's `ratios`: per workload and scheduler, the primary metric's comparison with EEVDF."""
+    return {w: {s: {k: e[k] for k in ("ratio_to_eevdf", "ci", "ci_level", "verdict")}
+                for s, e in ws["schedulers"].items() if s != BASELINE}
+            for w, ws in summary.items()}
+
+
 def report(out):
+    """report.md, summary.json and the plots from DIR's saved results. Without matplotlib the plots
+    already in DIR/plots are left as they are (a warning says so); the report's text does not depend
+    on them."""
     plan, recs, machine = load(out)
     summary = summarize_run(plan, recs)
-    noise_floors = {w: ws["noise_floor"]["cv"] for w, ws in summary.items()}
     with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump({"plan": plan, "machine": machine, "noise_floors": noise_floors, "summary": summary}, f, indent=1)
+        json.dump({"plan": plan, "machine": machine, "method": METHOD, "ratios": ratios(summary),
+                   "summary": summary}, f, indent=1)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(markdown(plan, summary, machine))
-    plots(out, summary)
+    try:
+        plots(out, summary)
+    except ImportError:
+        print(f"bench: matplotlib is not installed: plots not drawn ({out}/plots left as it was)", file=sys.stderr)
     return summary
