@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Check that a `bench run --quick` produced a complete, well-formed report (never a timing):
 every planned step saved with its instrument, each scheduler's runs all ok, each scheduler's ratio
-to EEVDF with its interval and verdict (n/a with a quick run's 3 runs), the instruments each boot measured on (QEMU version, thread mode, clock), the tables, the
-summary and one plot per workload present. On the instruction clock, also that no measured step
+to EEVDF with its interval and verdict (n/a with a quick run's 3 runs), the instruments each boot
+measured on (QEMU version, thread mode, clock), the tables, the summary and one plot per workload
+present. On the instruction clock, also that no measured step
 waited on the host's files (staging complete). Ends with "bench-quick: N passed, N failed".
 
     bench/tests/check_quick_run.py DIR

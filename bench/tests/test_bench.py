@@ -4,6 +4,7 @@ verdict (and, on synthetic boots, how often that verdict is wrong or missed), th
 list, the interleaved and resumable plan, the report built from saved results, and the check of a
 quick run's report. Ends with "bench: N passed, N failed"."""
 
+import collections
 import contextlib
 import io
 import json
@@ -53,10 +54,32 @@ class TestPlan(unittest.TestCase):
         self.assertEqual(len(order), 2 * 3 * 4)
         self.assertEqual(len(set(order)), len(order))
 
-    def test_order_rotates_so_no_scheduler_always_goes_first(self):
+    def test_order_changes_so_no_scheduler_always_goes_first(self):
         order = plan.interleave(["a"], ["x", "y", "z"], 3)
         firsts = [order[i * 3][1] for i in range(3)]
         self.assertEqual(sorted(firsts), ["x", "y", "z"])
+
+    def test_rounds_within_a_boot_every_scheduler_once_per_round(self):
+        # run r of everything before run r + 1 of anything, each workload's round whole
+        order = plan.interleave(["a", "b"], ["x", "y", "z"], 3)
+        self.assertEqual([r for _, _, r in order], sorted(r for _, _, r in order))
+        for k in range(0, len(order), 3):
+            self.assertEqual(len({(w, r) for w, _, r in order[k:k + 3]}), 1)
+            self.assertEqual(sorted(s for _, s, _ in order[k:k + 3]), ["x", "y", "z"])
+        self.assertEqual([s for w, s, r in order if w == "a"], ["x", "y", "z", "y", "z", "x", "z", "x", "y"])
+
+    def test_each_position_and_each_predecessor_equally_often(self):
+        # a Williams square: n rounds for an even number of schedulers, 2n for an odd one
+        for n in range(2, 10):
+            rounds = n if n % 2 == 0 else 2 * n
+            rows = [plan.order_of_round(n, r) for r in range(rounds)]
+            for row in rows:
+                self.assertEqual(sorted(row), list(range(n)))
+            for pos in range(n):
+                self.assertEqual(sorted(row[pos] for row in rows), sorted(list(range(n)) * (rounds // n)), (n, pos))
+            pairs = [(row[i], row[i + 1]) for row in rows for i in range(n - 1)]
+            counts = collections.Counter(pairs)  # each ordered pair equally often
+            self.assertEqual((len(counts), set(counts.values())), (n * (n - 1), {rounds // n}), n)
 
     def test_resume_skips_what_is_done(self):
         order = plan.interleave(["a"], ["x", "y"], 2)

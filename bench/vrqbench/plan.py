@@ -1,19 +1,41 @@
-"""The order of a bench run: every (workload, repetition) visits every scheduler, and the scheduler
-order rotates with the repetition, so drift and noise over the run fall evenly on all of them. A
-finished (workload, scheduler, run) is never redone: a run can be interrupted and resumed."""
+"""The order of a bench run: round after round, each round runs every workload once under every
+scheduler (A B C, A B C, ... within a boot: no scheduler's runs bunched together in time), run r of
+everything before run r + 1 of anything, so a slow drift over the boot falls evenly on every
+scheduler. The schedulers' order changes from round to round as the rows of a Williams square
+(`order_of_round`): over as many rounds as there are schedulers (twice as many when their number is
+odd) each runs first, second, ... equally often, and each runs right after every other equally often,
+so neither a position in the round nor what the previous run left behind (a warm cache, a scheduler
+still unloading) favours one of them. The report's interval takes the runs as independent draws; this
+is what lets it. A finished (workload, scheduler, run) is never redone: a run can be interrupted and
+resumed."""
 
 import json
 import os
 
 
+def order_of_round(n, r):
+    """The order of n schedulers (indices) in round r: row r of a Williams square. Row 0 is 0, 1,
+    n-1, 2, n-2, ...; row r adds r (mod n); when n is odd, rows n..2n-1 are rows 0..n-1 reversed."""
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    row = [(i + r) % n for i in first]
+    return row[::-1] if n % 2 and (r // n) % 2 else row
+
+
 def interleave(workloads, schedulers, runs):
-    """The list of (workload, scheduler, run) in execution order."""
+    """The list of (workload, scheduler, run) in execution order: run r of every workload and scheduler
+    before run r + 1 of any, the schedulers in round r's order (order_of_round)."""
     order = []
     for run in range(runs):
+        row = order_of_round(len(schedulers), run)
         for w in workloads:
-            k = run % len(schedulers)
-            for s in schedulers[k:] + schedulers[:k]:
-                order.append((w, s, run))
+            for i in row:
+                order.append((w, schedulers[i], run))
     return order
 
 

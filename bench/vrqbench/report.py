@@ -196,8 +196,9 @@ def markdown(plan, summary, machine):
     lines.append(f"Machine under test: {machine.get('cpus', '?')} CPUs, {machine.get('cpu_model', '?')}, kernel "
                  f"{machine.get('kernel', '?')}{' (virtualized)' if machine.get('virtualized') else ''}.")
     lines.append(f"Mode: {'quick' if plan['quick'] else 'full'}, {plan['runs']} runs per scheduler and workload, "
-                 f"schedulers interleaved in one boot per instrument (order rotated each run). Mean = the mean "
-                 f"with the minimum and maximum dropped (VRQ's method) when there are 3 or more runs.")
+                 f"schedulers interleaved in one boot per instrument (each once per round, their order changing "
+                 f"each round). Mean = the mean with the minimum and maximum dropped (VRQ's method) when there are "
+                 f"3 or more runs.")
     if plan.get("peer_versions"):
         lines.append("Peers: " + ", ".join(f"{c} {v}" for c, v in plan["peer_versions"].items()) + ".")
     lines.append("")

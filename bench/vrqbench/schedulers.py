@@ -41,7 +41,8 @@ SCHEDULERS = {
     "flash": {"cmd": _peer("scx_flash"), "peer": "scx_flash"},
     "cosmos": {"cmd": _peer("scx_cosmos"), "peer": "scx_cosmos"},
     "beerland": {"cmd": _peer("scx_beerland"), "peer": "scx_beerland"},
-    # group accounting by session is the default since session 9; by thread, and off (plain BFS shares)
+    # group accounting by (Unix) session is the default since 1e291d8 (2026-11-24); by thread, and off (plain BFS
+    # shares)
     "vrq-group-thread": {"cmd": _vrq("--group-accounting", "thread"), "vrq": True, "variant": True},
     "vrq-group-off": {"cmd": _vrq("--group-accounting", "off"), "vrq": True, "variant": True},
     "vrq-depth": {"cmd": _vrq("--fork-depth-penalty"), "vrq": True, "variant": True},
@@ -49,24 +50,24 @@ SCHEDULERS = {
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
-    # one wake-up rule off at a time (a pipe's round trip on the parallel instrument, session 11)
+    # one wake-up rule off at a time (a pipe's round trip on the parallel instrument, 16be1e5, 2026-11-25)
     "vrq-sync-handoff-off": {"cmd": _vrq("--sync-handoff", "false"), "vrq": True, "variant": True},
     "vrq-preempt-local-off": {"cmd": _vrq("--preempt-local", "false"), "vrq": True, "variant": True},
     "vrq-wake-credit-off": {"cmd": _vrq("--wake-credit", "0"), "vrq": True, "variant": True},
-    # the target latency (2 ms by default since session 8) at 2 and 3 ms by name: turns shortened while
+    # the target latency (2 ms by default since 215a64e, 2026-11-23) at 2 and 3 ms by name: turns shortened while
     # woken tasks wait, never below --target-floor-us (1 ms); the other floors measured for its default
-    # ("-floor250": the session-7 floor, target / 8, hackbench's 250 us turns)
+    # ("-floor250": the floor before 3a5bb78 (2026-11-23), target / 8, hackbench's 250 us turns)
     "vrq-target-2ms": {"cmd": _vrq("--target-latency-ms", "2"), "vrq": True, "variant": True},
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},
     **{f"vrq-target-2ms-floor{us}": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", str(us)),
                                       "vrq": True, "variant": True} for us in (250, 500, 1500, 2000)},
-    # short runners (--short-run-us, on by default since session 12) not counted toward the target latency
+    # short runners (--short-run-us, on by default since 2736127, 2026-11-25) not counted toward the target latency
     "vrq-short-run-off": {"cmd": _vrq("--short-run-us", "0"), "vrq": True, "variant": True},
-    # short runners counted, their slices not renewed at a run's end (--short-run-renew, on since session 13)
+    # short runners counted, their slices not renewed at a run's end (--short-run-renew, on since 754056b, 2026-11-25)
     "vrq-short-run-renew-off": {"cmd": _vrq("--short-run-renew", "false"), "vrq": True, "variant": True},
-    # under-share wake-ups not placed first (--under-share-first, on since session 14)
+    # under-share wake-ups not placed first (--under-share-first, on since 421fe1a, 2026-11-25)
     "vrq-under-share-off": {"cmd": _vrq("--under-share-first", "false"), "vrq": True, "variant": True},
-    # the target latency off (the default until session 8)
+    # the target latency off (the default until 215a64e, 2026-11-23)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
 }
 
