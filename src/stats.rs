@@ -134,6 +134,8 @@ vrq_metrics! {
     turn_over_dispatch = vrq_stat_VRQ_STAT_TURN_OVER_DISPATCH: "Turns over (--target-latency-ms) found when their task competed for its CPU again in dispatch, after a turn-end kick or a preemption: the slice renewed there, so the task competes with a new deadline rather than keep the CPU on its old one",
     under_share = vrq_stat_VRQ_STAT_UNDER_SHARE: "Wake-ups of tasks that had used less CPU than their share, placed first: a deadline two nice-0 offsets earlier than their own from now, one offset before now at nice 0 (--under-share-first)",
     preempt_direct = vrq_stat_VRQ_STAT_PREEMPT_DIRECT: "Local preemptions (preemptlocal) made by putting the woken task straight on this CPU with SCX_ENQ_PREEMPT: it would head its queue, so the CPU reschedules in the wake-up's own path, with no kick bounced through an interrupt",
+    cpu_online = vrq_stat_VRQ_STAT_CPU_ONLINE: "CPUs that came on line while loaded, kept without a restart (CPU hotplug)",
+    cpu_offline = vrq_stat_VRQ_STAT_CPU_OFFLINE: "CPUs that went off line while loaded, kept without a restart (CPU hotplug)",
     short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW: "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
 }
 
@@ -190,7 +192,7 @@ impl Metrics {
             w,
             "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
              floorgave:{} roundover:{} target:{} turnend:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
-             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{} shortrunwait:{} shortrenew:{} turnover:{} undershare:{} preemptdirect:{}",
+             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{} shortrunwait:{} shortrenew:{} turnover:{} undershare:{} preemptdirect:{} | hotplug online:{} offline:{}",
             self.enqueues,
             self.new_deadlines,
             self.preempt_kicks,
@@ -228,6 +230,8 @@ impl Metrics {
             self.turn_over_dispatch,
             self.under_share,
             self.preempt_direct,
+            self.cpu_online,
+            self.cpu_offline,
         )?;
         for (name, c) in &self.lat {
             if c.wake_n + c.requeue_n + c.run_n == 0 {

@@ -124,6 +124,8 @@ enum vrq_stat {
 	VRQ_STAT_TURN_OVER_DISPATCH,	/* a turn over when its task competed again in dispatch: renewed there */
 	VRQ_STAT_UNDER_SHARE,		/* woken under its CPU share: placed first (--under-share-first) */
 	VRQ_STAT_PREEMPT_DIRECT,	/* local preemptions by inserting the woken task on this CPU (no kick) */
+	VRQ_STAT_CPU_ONLINE,		/* CPUs that came on line while loaded (no restart) */
+	VRQ_STAT_CPU_OFFLINE,		/* CPUs that went off line while loaded (no restart) */
 	VRQ_NR_STATS,
 };
 

@@ -41,12 +41,21 @@ const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
 const volatile bool sticky_tasks = false;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
+/* 1 for each CPU on line when the loader read the topology: only those have a cpu_topo entry */
+const volatile u8 cpu_in_topology[VRQ_MAX_CPUS];
 
 /* Derived at init from the knobs and the topology. */
 u32 cpu_queue[VRQ_MAX_CPUS];
 u32 queue_rep_cpu[VRQ_MAX_QUEUES];	/* a CPU of each queue, for its distance to others */
-u32 queue_nr_cpus[VRQ_MAX_QUEUES];
 u32 nr_queues;
+/*
+ * The CPUs on line now (CPU hotplug: vrq_cpu_online / vrq_cpu_offline keep them): each queue's
+ * (a queue's round divides its waiting tasks among them) and all of them (the target latency's clock
+ * rate). Read through online_cpus_of_queue / online_cpus, which never return 0.
+ */
+s32 queue_nr_cpus[VRQ_MAX_QUEUES];
+s32 nr_online_cpus;
+u8 cpu_is_online[VRQ_MAX_CPUS];
 
 struct vrq_queue queues[VRQ_MAX_QUEUES];
 
@@ -354,6 +363,22 @@ static __always_inline u32 queue_of_cpu(s32 cpu)
 	return cpu_queue[CPU_IDX(cpu)];
 }
 
+/* The CPUs of queue @q on line now; at least 1, so that a queue whose CPUs all went off line (its
+ * tasks taken by the others' dispatch) still divides by something. */
+static __always_inline u32 online_cpus_of_queue(u32 q)
+{
+	s32 n = queue_nr_cpus[QUEUE_IDX(q)];
+
+	return n > 0 ? n : 1;
+}
+
+static __always_inline u32 online_cpus(void)
+{
+	s32 n = nr_online_cpus;
+
+	return n > 0 ? n : 1;
+}
+
 static __always_inline struct vrq_queue *queue_state(u32 q)
 {
 	return &queues[QUEUE_IDX(q)];
@@ -425,14 +450,14 @@ static void clock_update(u64 now)
 		__sync_fetch_and_add(&waiters_gen, 1);
 	}
 	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
-				    vrq_clock_waiters(latency_waiters, clock_waiting), nr_cpus);
+				    vrq_clock_waiters(latency_waiters, clock_waiting), online_cpus());
 }
 
 /* The clock's rate for the latency waiters at this moment (clock_rate follows it on the tick). */
 static __always_inline u64 latency_waiters_rate(void)
 {
 	return vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
-			      vrq_clock_waiters(latency_waiters, ~0ULL), nr_cpus);
+			      vrq_clock_waiters(latency_waiters, ~0ULL), online_cpus());
 }
 
 /*
@@ -485,7 +510,7 @@ static __always_inline u64 task_priodl(const struct task_struct *p, const struct
  */
 static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u64 queued, u64 rate, u32 *why)
 {
-	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, queued, queue_nr_cpus[QUEUE_IDX(q)],
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, queued, online_cpus_of_queue(q),
 			      !!(p->flags & PF_KTHREAD), why);
 }
 
@@ -630,10 +655,10 @@ static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
  */
 __noinline int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 niffies, u64 slice)
 {
-	u32 cpus = queue_nr_cpus[QUEUE_IDX(q)];
+	u32 cpus = online_cpus_of_queue(q);
 	u64 others, base_offset;
 
-	if (!tctx || !under_share_first || !cpus || !tctx->offset)
+	if (!tctx || !under_share_first || !tctx->offset)
 		return 0;
 	/* one running on each of the queue's CPUs, and the queued ones shared among them */
 	others = (queued + cpus - 1) / cpus + 1;
@@ -1099,7 +1124,7 @@ static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy, b
 	bpf_for(cpu, 0, nr_cpus) {
 		struct cpu_ctx *cctx;
 
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || !cpu_is_online[CPU_IDX(cpu)])
 			continue;
 		if (any_idle && scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -1403,8 +1428,8 @@ static __always_inline bool sticky_elsewhere(struct task_struct *head, u32 q, u3
 		return false;
 	hctx = task_ctx_of(head);
 	return hctx && hctx->sticky_cpu >= 0 && queue_of_cpu(hctx->sticky_cpu) == q &&
-	       vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), queue_nr_cpus[QUEUE_IDX(q)],
-				scx_bpf_dsq_nr_queued(own), queue_nr_cpus[QUEUE_IDX(own)]);
+	       vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), online_cpus_of_queue(q),
+				scx_bpf_dsq_nr_queued(own), online_cpus_of_queue(own));
 }
 
 /*
@@ -2016,6 +2041,8 @@ static s32 build_distance_mask(u32 cpu, u32 dist, struct bpf_cpumask __kptr **sl
 	bpf_for(other, 0, nr_cpus) {
 		if (other >= VRQ_MAX_CPUS || cpu >= VRQ_MAX_CPUS)
 			break;
+		if (!cpu_in_topology[CPU_IDX(other)])
+			continue;
 		if (dist == VRQ_NR_DIST ||
 		    (dist < VRQ_NR_DIST && cpu_distance(cpu, other) <= dist))
 			bpf_cpumask_set_cpu(other, mask);
@@ -2066,9 +2093,12 @@ static s32 map_cpus_to_queues(void)
 	u32 cpu, q;
 
 	nr_queues = 0;
+	nr_online_cpus = 0;
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu >= VRQ_MAX_CPUS)
 			break;
+		if (!cpu_in_topology[CPU_IDX(cpu)])
+			continue;	/* off line at load: no topology; its coming on line reloads */
 		struct vrq_cpu_topo t = topo_of(cpu);
 
 		q = vrq_queue_of(queue_mode, cpu, &t);
@@ -2080,6 +2110,8 @@ static s32 map_cpus_to_queues(void)
 		if (!queue_nr_cpus[QUEUE_IDX(q)])
 			queue_rep_cpu[QUEUE_IDX(q)] = cpu;
 		queue_nr_cpus[QUEUE_IDX(q)]++;
+		cpu_is_online[CPU_IDX(cpu)] = 1;
+		nr_online_cpus++;
 		if (q + 1 > nr_queues)
 			nr_queues = q + 1;
 	}
@@ -2135,6 +2167,60 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 	return 0;
 }
 
+/*
+ * CPU hotplug. Without ops.cpu_online / cpu_offline the kernel unloads a sched_ext scheduler at every
+ * hotplug event (a restart the loader honours: a whole BPF load, and the kernel's scheduler meanwhile);
+ * with them the scheduler stays. Between the two callbacks the kernel queues tasks only on CPUs on line,
+ * and moves a leaving CPU's tasks to others through enqueue. What follows the CPU here: the count of
+ * CPUs on line per queue and in all (a queue's slice and round divide its waiting tasks among them; the
+ * target latency's clock divides the waiters among all); the running task's priodl, which wake-up
+ * preemption and the turn-end kick read (their survey also skips a CPU off line: a kick would not
+ * reach it); the slice timer's run (a timer the kernel moved off the CPU fires for nothing); and the
+ * tasks a delayed migration held for it as the waker (an idle CPU is woken for them now, as the
+ * delay's end would). A queue whose CPUs are all off line (--queue cpu) is emptied
+ * by the others: every CPU's dispatch reads every queue's head.
+ *
+ * A CPU that was off line when the loader read the topology has no place in the queues: its coming on
+ * line asks the loader for a restart, which reads the topology again (as a hotplug during the load
+ * does: the kernel then exits the scheduler itself, its hotplug sequence number having changed).
+ */
+static void cpu_goes(s32 cpu, bool online)
+{
+	struct cpu_ctx *cctx;
+	u32 q;
+
+	if ((u32)cpu >= VRQ_MAX_CPUS || cpu_is_online[CPU_IDX(cpu)] == online)
+		return;
+	cpu_is_online[CPU_IDX(cpu)] = online;
+	q = queue_of_cpu(cpu);
+	__sync_fetch_and_add(&queue_nr_cpus[QUEUE_IDX(q)], online ? 1 : -1);
+	__sync_fetch_and_add(&nr_online_cpus, online ? 1 : -1);
+	if (online || !(cctx = cpu_ctx_of(cpu)))
+		return;
+	cctx->running_priodl = 0;
+	cctx->run_seq++;
+	if (migration_delay_ns)
+		end_delay(cpu);
+}
+
+void BPF_STRUCT_OPS(vrq_cpu_online, s32 cpu)
+{
+	if ((u32)cpu >= nr_cpus || (u32)cpu >= VRQ_MAX_CPUS || !cpu_in_topology[CPU_IDX(cpu)]) {
+		scx_bpf_exit(SCX_ECODE_ACT_RESTART | SCX_ECODE_RSN_HOTPLUG,
+			     "CPU %d came on line, off line when the topology was read: reloading to read it again",
+			     cpu);
+		return;
+	}
+	cpu_goes(cpu, true);
+	stat_inc(VRQ_STAT_CPU_ONLINE);
+}
+
+void BPF_STRUCT_OPS(vrq_cpu_offline, s32 cpu)
+{
+	cpu_goes(cpu, false);
+	stat_inc(VRQ_STAT_CPU_OFFLINE);
+}
+
 void BPF_STRUCT_OPS(vrq_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -2151,6 +2237,8 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .quiescent	= (void *)vrq_quiescent,
 	       .stopping	= (void *)vrq_stopping,
 	       .init_task	= (void *)vrq_init_task,
+	       .cpu_online	= (void *)vrq_cpu_online,
+	       .cpu_offline	= (void *)vrq_cpu_offline,
 	       .init		= (void *)vrq_init,
 	       .exit		= (void *)vrq_exit,
 	       .timeout_ms	= VRQ_WATCHDOG_MS,

@@ -22,8 +22,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ["VRQ_BIN"] = "/usr/bin/scx_vrq"
-from vrqtest import (OUT, Results, Stats, dmesg_len, ejections, log, scx_ops, scx_state, start_hog, stats_ready,
-                     stop_all, wait_for)
+from vrqtest import (OUT, Results, Stats, dmesg_len, ejections, load_bound, log, scx_ops, scx_state, start_hog,
+                     stats_ready, stop_all, wait_for)
 
 UNIT = "/usr/lib/systemd/system/scx_vrq.service"
 DEFAULTS = "/etc/default/scx_vrq"
@@ -199,7 +199,7 @@ def test_service_start(r, secs=4):
     tracef = open(trace_log, "w")
     proc = subprocess.Popen(sandboxed(argv, settings, tracef.fileno()), stdout=logf, stderr=subprocess.STDOUT,
                             pass_fds=(tracef.fileno(),))
-    loaded = wait_for(lambda: (scx_state() == "enabled" and stats_ready()) or proc.poll() is not None, 60)
+    loaded = wait_for(lambda: (scx_state() == "enabled" and stats_ready()) or proc.poll() is not None, load_bound())
     pid = scheduler_child(proc.pid)
     r.check("the installed scx_vrq loads under the unit's sandbox",
             loaded and proc.poll() is None and scx_ops().startswith("vrq"),

@@ -6,7 +6,8 @@ puts non-scaled CPUs first at each distance (CPU performance levels injected thr
 map, since a VM has no frequency scaling). Delayed migration keeps forked tasks on the
 warm waker and counts what became of them; sticky tasks (BFS) cut migrations in --queue cpu. Then each
 --queue mode survives a short stress on 8 CPUs, with the cross-queue steals counted, and so does every
-switch turned on at once.
+switch turned on at once; and every CPU but one goes off line and comes back (suspend and resume) with
+scx_vrq loaded throughout, in each --queue mode.
 
 Usage (as root on a sched_ext kernel with 8 CPUs numbered as QEMU's -smp 8,sockets=2,cores=2,threads=2):
     tests/guest/topology_tests.py
@@ -19,8 +20,8 @@ import sys
 import threading
 import time
 
-from vrqtest import (Results, Stats, ci_stress_cmd, inject_perf, loaded, log, nr_cpus, runtime_ns, start_hog,
-                     stop_all)
+from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, nr_cpus, runtime_ns,
+                     scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -382,13 +383,83 @@ def test_modes_under_stress(r, secs=15):
                      f"{c.get('sel_node')}/{c.get('sel_any')} rebase={c.get('niffies_rebase')}")
 
 
+def cpu_jiffies():
+    """{cpu: (busy, total)} jiffies from /proc/stat, for the CPUs on line."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *vals = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                v = [int(x) for x in vals[:8]]
+                out[int(name[3:])] = (sum(v) - v[3] - v[4], sum(v))
+    return out
+
+
+def busy_fractions(secs):
+    """Each on-line CPU's busy fraction over the next `secs` seconds."""
+    a = cpu_jiffies()
+    time.sleep(secs)
+    b = cpu_jiffies()
+    return {c: (b[c][0] - a[c][0]) / max(1, b[c][1] - a[c][1]) for c in b if c in a}
+
+
+def test_suspend_resume(r):
+    """Suspend and resume as the kernel does them, under load, in every --queue mode: every CPU but 0
+    goes off line, one after another, then each comes back (on this guest --queue llc then loses a
+    whole LLC's queue, and --queue cpu seven queues, and gets them back). scx_vrq follows each change
+    itself (ops.cpu_offline / cpu_online): it stays loaded with no restart; while CPU 0 is alone, it
+    runs every hog (two per CPU, one pinned to the last CPU, whose affinity the kernel then breaks);
+    once all are back, each CPU is busy again -- at least half the time over 3 s, where two hogs per
+    CPU keep a CPU that its queue serves busy all the time and one its queue forgot would sit idle;
+    and the counters count every change once."""
+    n = nr_cpus()
+    others = list(range(1, n))
+    for mode in ("global", "llc", "cpu"):
+        before = dmesg_len()
+        with loaded("--queue", mode, name=f"topology-hotplug-{mode}",
+                    unload=unload_checked(r, f"topology/hotplug {mode} unload")) as sched:
+            hogs = [start_hog() for _ in range(2 * n - 1)] + [start_hog(cpu=n - 1)]
+            pids = [h.pid for h in hogs]
+            try:
+                with Stats() as stats:
+                    for c in reversed(others):
+                        set_cpu_online(c, False)
+                    alone = stalled_tasks(pids, 3)
+                    r.check(f"topology/hotplug {mode}: every CPU but 0 off line, still loaded, no restart",
+                            sched.loaded() and not scx_exits(before), f"exits {scx_exits(before)} {sched.tail(1)}")
+                    r.check(f"topology/hotplug {mode}: CPU 0 alone runs all {len(pids)} hogs", not alone,
+                            f"stalled {alone}")
+                    for c in others:
+                        set_cpu_online(c, True)
+                    time.sleep(1)
+                    busy = busy_fractions(3)
+                    stalled = stalled_tasks(pids, 2)
+                    c = stats.read()
+                r.check(f"topology/hotplug {mode}: all back on line, still loaded, no restart",
+                        sched.loaded() and not scx_exits(before), f"exits {scx_exits(before)} {sched.tail(1)}")
+                idle = {cpu: round(f, 2) for cpu, f in busy.items() if f < 0.5}
+                r.check(f"topology/hotplug {mode}: every CPU busy again (>= 0.5 of the time), no hog stalled",
+                        len(busy) == n and not idle and not stalled,
+                        f"busy {dict((k, round(v, 2)) for k, v in sorted(busy.items()))}; stalled {stalled}")
+                counted = (c.get("cpu_online", 0), c.get("cpu_offline", 0))
+                r.check(f"topology/hotplug {mode}: counters count each change once (online, offline)",
+                        counted == (len(others), len(others)), f"counted {counted}")
+                r.figure(f"suspend/resume {mode}: {len(others)} CPUs off and on under {len(pids)} hogs; "
+                         f"busy after {min(busy.values()):.2f}-{max(busy.values()):.2f}")
+            finally:
+                for cpu in others:
+                    set_cpu_online(cpu, True)
+                stop_all(hogs)
+
+
 def main():
     r = Results()
     log(f"guest: {os.uname().release}, {nr_cpus()} CPUs")
     only = sys.argv[1:]
     tests = [("select", test_selection_order), ("freq", test_freq_aware_order),
              ("delay", test_delayed_migration), ("sticky", test_sticky),
-             ("switches", test_switches_under_stress), ("modes", test_modes_under_stress)]
+             ("switches", test_switches_under_stress), ("modes", test_modes_under_stress),
+             ("hotplug", test_suspend_resume)]
     for name, fn in tests:
         if not only or name in only:
             fn(r)

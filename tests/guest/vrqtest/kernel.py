@@ -59,10 +59,12 @@ def dmesg_len():
 
 # sched_ext logs every exit of a BPF scheduler as `sched_ext: BPF scheduler "NAME" disabled (REASON)`.
 # These reasons are exits someone asked for: the loader unregistering (Ctrl-C, SIGTERM, SIGKILL closing
-# its link) and the kernel asking for a restart (CPU hotplug). Anything else -- "runtime error",
-# "scx_bpf_error", "runnable task stall" -- is an ejection.
+# its link) and, where a test causes one, a restart: asked by the kernel (a CPU hotplug event during a
+# load) or by scx_vrq itself (scx_bpf_exit: a CPU come on line that was off line at load). Anything
+# else -- "runtime error", "scx_bpf_error", "runnable task stall" -- is an ejection.
 ASKED_EXIT_REASONS = ("unregistered from user space",)
 KERNEL_RESTART_REASON = "unregistered from the main kernel"
+BPF_RESTART_REASON = "unregistered from BPF"
 
 
 def scx_exits(since_lines=0):
@@ -78,9 +80,9 @@ def scx_exits(since_lines=0):
 
 
 def ejections(since_lines=0, restarts_expected=False):
-    """Exits of the scheduler nobody asked for since `since_lines`. A kernel-asked restart counts as
-    asked only where the test caused one (CPU hotplug)."""
-    asked = ASKED_EXIT_REASONS + ((KERNEL_RESTART_REASON,) if restarts_expected else ())
+    """Exits of the scheduler nobody asked for since `since_lines`. A restart counts as asked only where
+    the test caused one."""
+    asked = ASKED_EXIT_REASONS + ((KERNEL_RESTART_REASON, BPF_RESTART_REASON) if restarts_expected else ())
     return [f"{name}: {reason}" for name, reason in scx_exits(since_lines) if reason not in asked]
 
 

@@ -9,11 +9,32 @@ import re
 import signal
 import socket
 import subprocess
+import time
 
 from .env import OUT, POLICY_SIM, SCX_VRQ, nr_cpus, wait_for
 from .kernel import kernel_hz, scx_ops, scx_state
 
 STATS_SOCK = "/var/run/scx/root/stats"
+
+# How long a load may take is not a fixed number of seconds: the guest emulates it, on machines of
+# 3x different speeds, beside whatever load a test runs. The first load in this process (of any
+# scheduler) is the reference measured in the same boot; later loads wait up to LOAD_BOUND_FACTOR
+# times it (at least LOAD_BOUND_MIN_S), the first up to LOAD_FIRST_S -- past those, a load that has
+# not finished has hung, not merely run slowly.
+LOAD_BOUND_FACTOR, LOAD_BOUND_MIN_S, LOAD_FIRST_S = 10, 30, 600
+_load_reference_s = None
+
+
+def load_bound():
+    """Seconds a load may take in this boot (see LOAD_BOUND_FACTOR)."""
+    if _load_reference_s is None:
+        return LOAD_FIRST_S
+    return max(LOAD_BOUND_MIN_S, LOAD_BOUND_FACTOR * _load_reference_s)
+
+
+def load_reference():
+    """The first load's time in this process (None before one finished)."""
+    return _load_reference_s
 
 
 class Scheduler:
@@ -36,8 +57,13 @@ class Scheduler:
     def command(self):
         return self.cmd if self.cmd is not None else [SCX_VRQ, *self.args]
 
-    def start(self, timeout=30):
+    def start(self, timeout=None):
+        """Start it and wait until it is loaded: up to `timeout` s, by default load_bound()."""
+        global _load_reference_s
+        if timeout is None:
+            timeout = load_bound()
         self.logf = open(self.log_path, "w")
+        t0 = time.monotonic()
         self.proc = subprocess.Popen(self.command(), stdout=self.logf, stderr=subprocess.STDOUT)
         # Loaded means enabled *and* serving stats: a socket file left by an earlier instance exists
         # before this one binds it, so only a successful connection counts.
@@ -45,8 +71,10 @@ class Scheduler:
                       or self.proc.poll() is not None, timeout)
         if not ok or self.proc.poll() is not None:
             what = f"scx_vrq {' '.join(self.args)}" if self.cmd is None else " ".join(self.cmd)
-            raise RuntimeError(f"{what} did not load: state={scx_state()} "
+            raise RuntimeError(f"{what} did not load within {timeout:.0f}s: state={scx_state()} "
                                f"exit={self.proc.poll()} log: {self.tail()}")
+        if _load_reference_s is None:
+            _load_reference_s = time.monotonic() - t0
         return self
 
     def alive(self):
@@ -81,7 +109,7 @@ class Scheduler:
 
 
 @contextlib.contextmanager
-def loaded(*args, name="sched", timeout=30, unload=None, **kw):
+def loaded(*args, name="sched", timeout=None, unload=None, **kw):
     """`with loaded(ARGS..., name=NAME) as sched:` -- a Scheduler (same arguments) started for the
     block and stopped when it ends, exception or not; its exit status is then `sched.rc`. `unload`:
     a function of the scheduler that stops it instead of sched.stop() (a suite's own unload check).
