@@ -192,8 +192,10 @@ def parser():
     ap = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run workloads x schedulers, interleaved, then report")
-    r.add_argument("--quick", action="store_true", help="3 runs of short loads (default: 10 runs, VRQ's method)")
-    r.add_argument("--runs", type=int, help="runs per workload and scheduler")
+    r.add_argument("--quick", action="store_true", help="3 runs of short loads (default: 10 runs, VRQ's method); "
+                   "too few for a verdict: ratios with their 90%% range, n/a")
+    r.add_argument("--runs", type=int, help="runs per workload and scheduler (a verdict needs 4; a claim, 20: "
+                   "bench/README.md)")
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
     r.add_argument("--workloads", help="comma-separated (bench list); default all but the stress-* ones")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
