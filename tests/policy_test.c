@@ -1,23 +1,55 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host unit tests of the scheduling policy (src/bpf/policy.h), the same functions the BPF scheduler
- * runs. Build and run: make -C tests check. Ends with "N passed, N failed".
+ * runs. Build and run: make -C tests check.
+ *
+ * A test case is one test_* function of the table in main(): one named property, however many
+ * assertions (CHECK) or inputs it takes to show it (a loop over 10,000 inputs is still one case). Each
+ * case prints "PASS name (N assertions)" or "FAIL name: K of N assertions failed, the first at
+ * file:line: expression"; the closing line counts cases, with the assertions as an extra figure:
+ * "policy: N passed, N failed (N assertions)". A case that checks nothing fails.
  */
 #include <stdio.h>
 #include <string.h>
 #include "sim.h"
 
-static int passed, failed;
+/* The case under way: its assertions, its failed ones, the first failure's place and expression. */
+static struct {
+	unsigned long checks, failed;
+	const char *file, *expr;
+	int line;
+} cur;
+static unsigned long assertions;
 
-#define CHECK(cond)                                                                       \
-	do {                                                                              \
-		if (cond) {                                                               \
-			passed++;                                                         \
-		} else {                                                                  \
-			failed++;                                                         \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);    \
-		}                                                                         \
-	} while (0)
+static void check(int ok, const char *file, int line, const char *expr)
+{
+	cur.checks++;
+	assertions++;
+	if (ok)
+		return;
+	if (!cur.failed++) {
+		cur.file = file;
+		cur.line = line;
+		cur.expr = expr;
+	}
+}
+
+#define CHECK(cond) check(!!(cond), __FILE__, __LINE__, #cond)
+
+/* n with thousands separators ("1,234,567"), in buf */
+static const char *count_str(unsigned long n, char buf[32])
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%lu", n), i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
 
 #define MS(x) ((u64)(x) * VRQ_NSEC_PER_MSEC)
 #define US(x) ((u64)(x) * VRQ_NSEC_PER_USEC)
@@ -69,7 +101,7 @@ static void test_priodl(void)
 	CHECK(early_idle - early_normal < (1ULL << 63));
 }
 
-static void test_task_prio_and_preempt(void)
+static void test_task_prio(void)
 {
 	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0, 0) == VRQ_PRIO_NORMAL);
 	CHECK(vrq_task_prio(VRQ_SCHED_BATCH, 0, 0) == VRQ_PRIO_NORMAL);
@@ -79,7 +111,10 @@ static void test_task_prio_and_preempt(void)
 	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0, 1) == VRQ_PRIO_KERNEL);
 	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 0, 1) == VRQ_PRIO_KERNEL);
 	CHECK(vrq_priodl(VRQ_PRIO_KERNEL, ~0ULL) < vrq_priodl(VRQ_PRIO_NORMAL, 0));
+}
 
+static void test_preempt(void)
+{
 	CHECK(vrq_may_preempt(VRQ_SCHED_NORMAL, 0));
 	CHECK(!vrq_may_preempt(VRQ_SCHED_BATCH, 0));
 	CHECK(!vrq_may_preempt(VRQ_SCHED_NORMAL, 1));
@@ -88,7 +123,10 @@ static void test_task_prio_and_preempt(void)
 	CHECK(!vrq_should_preempt(200, 200));
 	CHECK(!vrq_should_preempt(300, 200));
 	CHECK(!vrq_should_preempt(100, 0));	/* an idle CPU is woken, never "preempted" */
+}
 
+static void test_keeps_cpu(void)
+{
 	/* dispatch: the task that just ran keeps its CPU unless a queue head is earlier */
 	CHECK(vrq_keeps_cpu(500, 0, 0));	/* every queue empty */
 	CHECK(vrq_keeps_cpu(100, 1, 200));
@@ -235,6 +273,12 @@ static void test_target_latency(void)
 	/* huge queues do not overflow the rate */
 	CHECK(vrq_clock_rate(MS(1000), MS(1), US(125), ~0ULL / 2, 1) == VRQ_RATE_ONE);
 	CHECK(vrq_clock_rate(MS(1000), MS(1000), US(50), 2, 1) == 3 * VRQ_RATE_ONE);
+}
+
+/* Which waiting tasks set the clock's rate, and when a turn at that rate is over. */
+static void test_clock_waiters_and_turns(void)
+{
+	u64 r;
 
 	/* only woken tasks waiting set the rate: none (hogs requeued after their turn) is real time; a
 	 * count that raced below 0 is none; more than the queues hold is what they hold */
@@ -250,7 +294,10 @@ static void test_target_latency(void)
 	CHECK(!vrq_turn_over(US(1499), MS(6), r));
 	CHECK(vrq_turn_over(US(1500), MS(6), r));
 	CHECK(!vrq_turn_over(MS(60), MS(6), VRQ_RATE_ONE));
+}
 
+static void test_offset_slice(void)
+{
 	/* the offset's slice, in clock time: rr_interval for a shortened turn, a lone task, a kernel
 	 * thread alike; the slice itself at real time and for the long-queue rules' shorter turns */
 	CHECK(vrq_offset_slice(MS(2), MS(6), 3 * VRQ_RATE_ONE) == MS(6));
@@ -258,7 +305,10 @@ static void test_target_latency(void)
 	CHECK(vrq_offset_slice(MS(6), MS(6), VRQ_RATE_ONE) == MS(6));
 	CHECK(vrq_offset_slice(US(250), MS(6), VRQ_RATE_ONE) == US(250));
 	CHECK(vrq_offset_slice(US(250), MS(6), 8 * VRQ_RATE_ONE) == MS(2));
+}
 
+static void test_clock_now(void)
+{
 	/* the clock: real time plus what it gained, banked and since the mark */
 	CHECK(vrq_clock_now(MS(10), 0, 0, VRQ_RATE_ONE) == MS(10));
 	CHECK(vrq_clock_now(MS(10), MS(4), MS(5), VRQ_RATE_ONE) == MS(15));
@@ -356,7 +406,11 @@ static void test_under_share(void)
 	/* nor is a huge average run (a day-long run, 2^47 ns): run * others would wrap below the sleep */
 	CHECK(!vrq_under_share(1ULL << 47, MS(10), 1ULL << 20));
 	CHECK(!vrq_under_share(1ULL << 60, ~0ULL, 1ULL << 20));
+}
 
+/* ... and the deadline a task under its share gets */
+static void test_under_share_deadline(void)
+{
 	/* the wake-up path's nice-0 constant is BFS's ratio, and its offset the deadline rule's */
 	CHECK(VRQ_PRIO_RATIO_NICE0 == vrq_prio_ratio(0));
 	CHECK(vrq_nice0_offset(MS(6)) == vrq_deadline(0, 0, MS(6)));
@@ -418,7 +472,7 @@ static void test_preempt_local(void)
 	CHECK(!vrq_preempt_local(1, 1, 100, 0));	/* idle: woken, never preempted */
 }
 
-static void test_expiry_and_clocks(void)
+static void test_expiry(void)
 {
 	CHECK(vrq_slice_expired(0, MS(6)));
 	CHECK(vrq_slice_expired(-5, MS(6)));
@@ -434,7 +488,10 @@ static void test_expiry_and_clocks(void)
 	CHECK(vrq_deadline_expired(100, 200));
 	CHECK(!vrq_deadline_expired(200, 100));
 	CHECK(!vrq_deadline_expired(5, (u64)-5));	/* wrap-safe */
+}
 
+static void test_renew_deadline(void)
+{
 	/* a used-up slice always renews; a passed deadline only on a wake-up, not for a preempted task */
 	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 0));
 	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 1));
@@ -443,7 +500,10 @@ static void test_expiry_and_clocks(void)
 	CHECK(!vrq_renew_deadline(US(200), MS(6), MS(30), MS(20), 1));
 	/* a 100 us turn cut short after 5 us keeps its deadline (no second round without a run) */
 	CHECK(!vrq_renew_deadline(US(95), US(100), MS(10), MS(20), 0));
+}
 
+static void test_clocks_across_queues(void)
+{
 	/* a deadline 30 ms ahead on the source clock stays 30 ms ahead on the destination clock */
 	CHECK(vrq_rebase_deadline(MS(130), MS(100), MS(500)) == MS(530));
 	CHECK(vrq_rebase_deadline(MS(130), MS(500), MS(100)) == MS(130) - MS(400));
@@ -528,6 +588,11 @@ static void test_group_deadline(void)
 	}
 	/* nice still counts inside a group */
 	CHECK(vrq_group_deadline(0, 10, MS(6), 4 * k) > vrq_group_deadline(0, 0, MS(6), 4 * k));
+}
+
+static void test_group_avg_toward(void)
+{
+	const u64 k = VRQ_GROUP_LOAD_ONE;
 
 	/* the count averaged over tau: a group whose count flips between 3 and 5 every 2 ms settles near
 	 * their time-weighted mean and stays within a sixth of it whichever count it renews at */
@@ -584,6 +649,13 @@ static void test_group_load_kept(void)
 		/* folds: one per sample interval or so, not one per change */
 		CHECK(folds <= MS(200) / (tau / VRQ_GROUP_SAMPLES) + 2);
 	}
+}
+
+/* struct vrq_load at its edges: a count held, a fresh entry, the largest values */
+static void test_group_load_edges(void)
+{
+	const u64 k = VRQ_GROUP_LOAD_ONE, tau = MS(6);
+
 	/* a count held for tau or more is the average, at once */
 	{
 		struct vrq_load l = {.nr = 7, .avg = 2 * k, .stamp = MS(10), .last = MS(10)};
@@ -784,7 +856,10 @@ static void test_delay_placement(void)
 	CHECK(!vrq_delay_placement(US(50), 1, 1, 1, 0));	/* the waker is scaled too */
 	CHECK(!vrq_delay_placement(US(50), 1, 0, 0, 0));	/* the task may not run on the waker */
 	CHECK(!vrq_delay_placement(US(50), 1, 0, 1, 1));	/* the waker is the target */
+}
 
+static void test_delay_expired(void)
+{
 	CHECK(!vrq_delay_expired(MS(10), MS(10) + US(49), US(50)));
 	CHECK(vrq_delay_expired(MS(10), MS(10) + US(50), US(50)));
 	CHECK(vrq_delay_expired(~0ULL - US(10), US(40), US(50)));	/* clock wrap */
@@ -885,7 +960,10 @@ static void test_hist_bucket(void)
 	CHECK(vrq_hist_bucket(US(1ULL << 24) - 1) == VRQ_HIST_BUCKETS - 2);	/* just under 16.8 s */
 	CHECK(vrq_hist_bucket(US(1ULL << 24)) == VRQ_HIST_BUCKETS - 1);		/* 16.8 s and more */
 	CHECK(vrq_hist_bucket(~0ULL) == VRQ_HIST_BUCKETS - 1);
+}
 
+static void test_lat_class(void)
+{
 	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 0) == VRQ_LAT_NORMAL);
 	CHECK(vrq_lat_class(VRQ_SCHED_BATCH, 0) == VRQ_LAT_BATCH);
 	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 0) == VRQ_LAT_IDLE);
@@ -895,36 +973,73 @@ static void test_hist_bucket(void)
 
 int main(void)
 {
-	test_prio_ratio();
-	test_deadline();
-	test_priodl();
-	test_task_prio_and_preempt();
-	test_effective_slice();
-	test_floor_gives_way();
-	test_target_latency();
-	test_short_runner();
-	test_short_run_renew();
-	test_under_share();
-	test_wakeup_credit();
-	test_sync_handoff();
-	test_preempt_local();
-	test_expiry_and_clocks();
-	test_cpu_distance();
-	test_queue_of();
-	test_yield_type();
-	test_group_deadline();
-	test_group_load_kept();
-	test_group_multiplier();
-	test_fork_depth();
-	test_cpu_scaled();
-	test_select_order();
-	test_delay_placement();
-	test_wake_handoff();
-	test_sticky();
-	test_sticky_claim_lapses();
-	test_hist_bucket();
-	test_simulated_shares();
-	test_simulated_shares_at_rate();
-	printf("policy: %d passed, %d failed\n", passed, failed);
+	static const struct {
+		const char *name;
+		void (*run)(void);
+	} cases[] = {
+		{ "prio_ratio", test_prio_ratio },
+		{ "deadline", test_deadline },
+		{ "priodl", test_priodl },
+		{ "task_prio", test_task_prio },
+		{ "preempt", test_preempt },
+		{ "keeps_cpu", test_keeps_cpu },
+		{ "effective_slice", test_effective_slice },
+		{ "floor_gives_way", test_floor_gives_way },
+		{ "target_latency", test_target_latency },
+		{ "clock_waiters_and_turns", test_clock_waiters_and_turns },
+		{ "offset_slice", test_offset_slice },
+		{ "clock_now", test_clock_now },
+		{ "short_runner", test_short_runner },
+		{ "short_run_renew", test_short_run_renew },
+		{ "under_share", test_under_share },
+		{ "under_share_deadline", test_under_share_deadline },
+		{ "wakeup_credit", test_wakeup_credit },
+		{ "sync_handoff", test_sync_handoff },
+		{ "preempt_local", test_preempt_local },
+		{ "expiry", test_expiry },
+		{ "renew_deadline", test_renew_deadline },
+		{ "clocks_across_queues", test_clocks_across_queues },
+		{ "cpu_distance", test_cpu_distance },
+		{ "queue_of", test_queue_of },
+		{ "yield_type", test_yield_type },
+		{ "group_deadline", test_group_deadline },
+		{ "group_avg_toward", test_group_avg_toward },
+		{ "group_load_kept", test_group_load_kept },
+		{ "group_load_edges", test_group_load_edges },
+		{ "group_multiplier", test_group_multiplier },
+		{ "fork_depth", test_fork_depth },
+		{ "cpu_scaled", test_cpu_scaled },
+		{ "select_order", test_select_order },
+		{ "delay_placement", test_delay_placement },
+		{ "delay_expired", test_delay_expired },
+		{ "wake_handoff", test_wake_handoff },
+		{ "sticky", test_sticky },
+		{ "sticky_claim_lapses", test_sticky_claim_lapses },
+		{ "hist_bucket", test_hist_bucket },
+		{ "lat_class", test_lat_class },
+		{ "simulated_shares", test_simulated_shares },
+		{ "simulated_shares_at_rate", test_simulated_shares_at_rate },
+	};
+	unsigned long passed = 0, failed = 0;
+	char b1[32], b2[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&cur, 0, sizeof(cur));
+		cases[i].run();
+		if (!cur.checks) {
+			failed++;
+			printf("FAIL %s: checked nothing\n", cases[i].name);
+		} else if (cur.failed) {
+			failed++;
+			printf("FAIL %s: %s of %s assertions failed, the first at %s:%d: %s\n", cases[i].name,
+			       count_str(cur.failed, b1), count_str(cur.checks, b2), cur.file, cur.line, cur.expr);
+		} else {
+			passed++;
+			printf("PASS %s (%s assertion%s)\n", cases[i].name, count_str(cur.checks, b1),
+			       cur.checks == 1 ? "" : "s");
+		}
+	}
+	printf("policy: %lu passed, %lu failed (%s assertions)\n", passed, failed, count_str(assertions, b1));
 	return failed ? 1 : 0;
 }
