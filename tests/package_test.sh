@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Tests of what the Debian package ships, ending with "package: N passed, N failed".
+# Tests of what the Debian package ships, ending with "package: N passed, N failed, K skipped" (a
+# skip: a check that could not run here -- a shell not installed, the VM install test without --deb).
 #
 #   tests/package_test.sh [--deb FILE]
 #
@@ -32,17 +33,20 @@ for tool in systemd-analyze man bash; do
     command -v "$tool" >/dev/null || { echo "package_test: $tool not found" >&2; exit 2; }
 done
 
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 check() {  # check NAME CONDITION-STATUS [DETAIL]
     if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "PASS $1";
     else failed=$((failed + 1)); echo "FAIL $1${3:+: $3}"; fi
+}
+skip() {  # skip NAME WHY: a check that did not run, neither passed nor failed
+    skipped=$((skipped + 1)); echo "SKIP $1: $2"
 }
 work=$(mktemp -d /tmp/vrq-package-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 cargo build --release --locked --bin scx_vrq >&2 \
     && cargo build --release --locked --features gen-docs --bin scx_vrq-gen-docs >&2 \
-    || { echo "package_test: build failed"; echo "package: 0 passed, 1 failed"; exit 1; }
+    || { echo "package_test: build failed"; echo "package: 0 passed, 1 failed, 0 skipped"; exit 1; }
 target/release/scx_vrq-gen-docs "$work/docs" >/dev/null
 [ "$(target/release/scx_vrq-gen-docs >/dev/null 2>&1; echo $?)" = 2 ]
 check "the generator refuses a missing output folder with status 2" $?
@@ -69,7 +73,7 @@ for sh in zsh fish; do
         f=$work/docs/completions/$([ "$sh" = zsh ] && echo _scx_vrq || echo scx_vrq.fish)
         "$sh" -n "$f" 2>"$work/$sh.err"; check "$sh completion parses" $? "$(cat "$work/$sh.err")"
     else
-        echo "SKIP $sh completion syntax ($sh not installed)"
+        skip "$sh completion parses" "$sh not installed"
     fi
 done
 
@@ -108,12 +112,16 @@ if [ -n "$deb" ]; then
     line=$(grep -E '^package: [0-9]+ passed, [0-9]+ failed' "$work/guest.log" | tail -n1)
     if [ -n "$line" ]; then
         p=$(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line"); q=$(sed -E 's/.*, ([0-9]+) failed.*/\1/' <<<"$line")
-        passed=$((passed + p)); failed=$((failed + q))
+        k=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
+        passed=$((passed + p)); failed=$((failed + q)); skipped=$((skipped + ${k:-0}))
     fi
     [ "$guest_rc" -eq 0 ] && [ -n "$line" ]; check "the guest suite ran to its end (vm-run status $guest_rc)" $?
     after=$(dpkg-query -W -f='${Status}' scx-vrq 2>/dev/null || true)
     [ "$before" = "$after" ]; check "the host's dpkg state is untouched by the guest's install" $? "before '$before' after '$after'"
+else
+    skip "the .deb: unpacked, its unit verified, installed, run and removed in the VM (tests/guest/package_tests.py)" \
+        "needs --deb (tools/package --test builds it)"
 fi
 
-echo "package: $passed passed, $failed failed"
+echo "package: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
