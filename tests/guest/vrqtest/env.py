@@ -1,6 +1,6 @@
 """Where things are (the repository, scx_vrq, the host tests' binaries, the output folder), and two
 small helpers everything uses. Importing it needs no root and no sched_ext: the host-side checks
-(tests/instrument_tests.py, bench/tests/check_quick_run.py) import the package too."""
+(tools/vm/instrument_tests.py, bench/tests/check_quick_run.py) import the package too."""
 
 import os
 import time

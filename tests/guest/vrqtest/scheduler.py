@@ -83,11 +83,15 @@ class Scheduler:
     def loaded(self):
         return self.alive() and scx_state() == "enabled" and scx_ops().startswith("vrq")
 
-    def stop(self, sig=signal.SIGINT, timeout=30, disabled_timeout=10):
+    def stop(self, sig=signal.SIGINT, timeout=None, disabled_timeout=None):
         """Signal it if it still runs, wait `timeout` s for it to exit (then SIGKILL it), and up to
-        `disabled_timeout` s for sched_ext to be disabled. Returns the exit status (also in `rc`)."""
+        `disabled_timeout` s for sched_ext to be disabled; both by default load_bound() (an unload
+        hands every task back through the kernel, emulated work as a load is). Returns the exit
+        status (also in `rc`)."""
         if self.proc is None:
             return None
+        timeout = load_bound() if timeout is None else timeout
+        disabled_timeout = load_bound() if disabled_timeout is None else disabled_timeout
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:

