@@ -379,6 +379,22 @@ static __always_inline u32 online_cpus(void)
 	return n > 0 ? n : 1;
 }
 
+/*
+ * May this CPU kick another (or itself)? Not between its cpu_offline and its death, nor on its way
+ * up before its cpu_online (CPU hotplug). scx_bpf_kick_cpu queues the kick on an irq_work of the
+ * CPU that calls it, and a CPU in those windows -- which pushes its tasks to other CPUs through
+ * enqueue on its way down -- can be left with that irq_work pending and its interrupt lost: every
+ * later kick from the CPU is then dropped, and sched_ext's disable waits for the irq_work forever
+ * (seen on Debian's 7.3.4 under QEMU 10.0.2, 2026-11-26: seven of eight CPUs off and back under 16
+ * hogs, then the unload hung in free_kick_syncs until an NMI backtrace made the CPU run its
+ * irq_works). Such a CPU claims no idle CPU and kicks nobody: a task it moves to an idle CPU is
+ * rescheduled there by the kernel itself, and any other waits for the next dispatch.
+ */
+static __always_inline bool may_kick(void)
+{
+	return cpu_is_online[CPU_IDX(bpf_get_smp_processor_id())];
+}
+
 static __always_inline struct vrq_queue *queue_state(u32 q)
 {
 	return &queues[QUEUE_IDX(q)];
@@ -1060,7 +1076,7 @@ static void end_delay(s32 cpu)
 		return;
 	cctx->delay.gen++;
 	waiting = __sync_lock_test_and_set(&cctx->delay.pending, 0);
-	if (waiting <= 0)
+	if (waiting <= 0 || !may_kick())
 		return;
 	/* as the delayed-migration RFC does: migrate to the idle core it was meant for (the task may
 	 * run there, and only there perhaps: its affinity was checked when that CPU was chosen) ... */
@@ -1116,7 +1132,7 @@ struct busy_cpus {
  */
 static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy, bool survey)
 {
-	bool any_idle = idle_cpu_allowed(p);
+	bool any_idle = may_kick() && idle_cpu_allowed(p);
 	u32 cpu;
 
 	if (!any_idle && !survey)
@@ -1124,14 +1140,19 @@ static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy, b
 	bpf_for(cpu, 0, nr_cpus) {
 		struct cpu_ctx *cctx;
 
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || !cpu_is_online[CPU_IDX(cpu)])
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
+		/* CPU hotplug: one coming on line may run tasks (its kernel threads) before its
+		 * cpu_online, one going off line may still show idle: kick any idle one found, and go on
+		 * looking past one not (or no longer) known on line */
 		if (any_idle && scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			stat_inc(VRQ_STAT_IDLE_KICK);
-			return true;
+			if (cpu_is_online[CPU_IDX(cpu)])
+				return true;
+			continue;
 		}
-		if (!survey)
+		if (!survey || !cpu_is_online[CPU_IDX(cpu)])
 			continue;
 		cctx = cpu_ctx_of(cpu);
 		if (!cctx || !cctx->running_priodl)
@@ -1158,7 +1179,7 @@ static __always_inline void end_longest_turn(const struct busy_cpus *busy)
 {
 	u64 now = scx_bpf_now();
 
-	if (!target_latency_ns || busy->longest_cpu < 0 || (s64)(now - busy->longest_since) <= 0)
+	if (!target_latency_ns || busy->longest_cpu < 0 || (s64)(now - busy->longest_since) <= 0 || !may_kick())
 		return;
 	if (vrq_turn_over(now - busy->longest_since, rr_interval_ns, latency_waiters_rate())) {
 		scx_bpf_kick_cpu(busy->longest_cpu, SCX_KICK_PREEMPT);
@@ -1200,6 +1221,8 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
 		return;
 	}
+	if (!may_kick())
+		return;
 	if (preempts_local(p, priodl, local, local_ctx)) {
 		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
 		count_local_preemption(local_ctx);
@@ -1625,7 +1648,7 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(*key);
 
-	if (cctx && cctx->timer_seq == cctx->run_seq) {
+	if (cctx && cctx->timer_seq == cctx->run_seq && may_kick()) {
 		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
 		stat_inc(VRQ_STAT_SLICE_TIMER);
 	}
