@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from fractions import Fraction
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from vrqbench import cli, instruments, plan, report, schedulers, staging, stats, wakeup_trace  # noqa: E402
+from vrqbench import cli, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace  # noqa: E402
 from vrqbench.workloads import WORKLOADS, stress_ng_rate  # noqa: E402
 
 
@@ -747,6 +748,161 @@ class TestQuickRunCheck(unittest.TestCase):
             self.assertEqual(rc, 1)
             self.assertIn("FAIL bench-quick/pipe: no measured step waited on the host's files", text)
             self.assertNotIn("FAIL bench-quick/forkwait", text)
+
+
+class TestReadmeTable(unittest.TestCase):
+    """README.md's results table (vrqbench/readme_table.py): generated from the committed reports, so a
+    hand-edited number, or a report regenerated since, fails here (and so in tools/test)."""
+
+    REPO = os.path.dirname(os.path.dirname(HERE))
+
+    def run_table(self, **kw):
+        lines = []
+        rc = readme_table.run(out=lines.append, **kw)
+        return rc, "\n".join(lines)
+
+    def test_committed_readme_holds_the_table_the_reports_give(self):
+        rc, text = self.run_table(check=True)
+        self.assertEqual(rc, 0, text)
+
+    def test_every_row_names_its_instrument_runs_and_report(self):
+        table = readme_table.build(readme_table.load_rows(), link_base=self.REPO)
+        rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| measure")]
+        self.assertEqual(len(rows), len(readme_table.load_rows()["rows"]))
+        for line in rows:
+            self.assertRegex(line, r"\| (instruction clock|parallel, host clock), QEMU [0-9.]+, [0-9]+ vCPUs \|")
+            self.assertRegex(line, r"\| [0-9]+ each \|")
+            self.assertRegex(line, r"\[(20[0-9-]+[a-z0-9-]+)\]\(docs/results/\1/report\.md\)")
+            self.assertRegex(line, r"\| (\*\*better\*\*|\*\*worse\*\*|level|n/a: [a-z' ]+EEVDF's) \|")
+
+    def test_check_fails_on_a_hand_edited_table_and_writing_restores_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            readme = os.path.join(d, "README.md")
+            committed = read(os.path.join(self.REPO, "README.md"))
+            begin = committed.index(readme_table.BEGIN)
+            edited = committed[:begin] + committed[begin:].replace("| 10 each |", "| 20 each |", 1)
+            self.assertNotEqual(edited, committed)
+            with open(readme, "w") as f:
+                f.write(edited)
+            rc, text = self.run_table(readme=readme, check=True)
+            self.assertEqual(rc, 1)
+            self.assertIn("differs from what the reports give", text)
+            self.assertIn("+| build-50", text)
+            self.assertEqual(read(readme), edited)  # --check never writes
+            # links are relative to the README's folder
+            rc, _ = self.run_table(readme=readme, results=os.path.join(self.REPO, "docs", "results"))
+            self.assertEqual(rc, 0)
+            rewritten = read(readme)
+            self.assertNotIn("| 20 each |", rewritten)
+            outside = rewritten.split(readme_table.BEGIN)[0], rewritten.split(readme_table.END)[1]
+            self.assertEqual(outside, (committed.split(readme_table.BEGIN)[0], committed.split(readme_table.END)[1]))
+            # idempotent: a second run leaves the file as it is, byte for byte
+            rc, text = self.run_table(readme=readme)
+            self.assertEqual((rc, read(readme)), (0, rewritten))
+            self.assertIn("already holds", text)
+
+    def test_cli_check_exit_status(self):
+        bench = os.path.join(self.REPO, "bench", "bench")
+        res = subprocess.run([sys.executable, bench, "readme-table", "--check"], capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            readme = os.path.join(d, "README.md")
+            with open(readme, "w") as f:
+                f.write(f"# x\n\n{readme_table.BEGIN}\n| typed | by hand |\n{readme_table.END}\n")
+            res = subprocess.run([sys.executable, bench, "readme-table", "--check", "--readme", readme],
+                                 capture_output=True, text=True)
+            self.assertEqual(res.returncode, 1, res.stdout + res.stderr)
+            with open(readme, "w") as f:
+                f.write("# no markers\n")
+            res = subprocess.run([sys.executable, bench, "readme-table", "--readme", readme],
+                                 capture_output=True, text=True)
+            self.assertEqual(res.returncode, 2, res.stdout + res.stderr)
+            self.assertEqual(read(readme), "# no markers\n")
+
+    def synthetic(self, d, rows):
+        """Two saved runs under d/results (a 4-run one with a peer, a 3-run one), a row list and a README."""
+        results = os.path.join(d, "results")
+        fast = os.path.join(results, "2026-01-01-four")
+        os.makedirs(fast)
+        write_run(fast, {"pipe": {"eevdf": [{"usecs_per_op": v, "other": v} for v in (10.0, 10.2, 10.4, 10.6)],
+                                  "vrq-llc": [{"usecs_per_op": v, "other": v} for v in (8.0, 8.1, 8.2, 8.3)],
+                                  "bpfland": [{"usecs_per_op": v, "other": v} for v in (11.0, 11.1, 11.2, 11.3)]}},
+                  {"pipe": "instructions"}, runs=4)
+        report.report(fast)
+        few = os.path.join(results, "2026-01-02-three")
+        os.makedirs(few)
+        write_run(few, {"reqlat": {"eevdf": [{"req_p99_us": v, "wake_p99_us": v, "rps": 100.0} for v in (100, 110, 120)],
+                                   "vrq-llc": [{"req_p99_us": v, "wake_p99_us": w, "rps": 90.0}
+                                               for v, w in ((50, 105), (55, 130), (60, 95))]}},
+                  {"reqlat": "parallel"}, runs=3)
+        report.report(few)
+        path = os.path.join(d, "rows.json")
+        with open(path, "w") as f:
+            json.dump({"reports": {"2026-01-01-four": {"scx_vrq": "abc1234"}}, "rows": rows}, f)
+        readme = os.path.join(d, "README.md")
+        with open(readme, "w") as f:
+            f.write(f"before\n{readme_table.BEGIN}\n{readme_table.END}\nafter\n")
+        return results, path, readme
+
+    def test_verdicts_intervals_peers_and_tally_from_synthetic_reports(self):
+        rows = [{"report": "2026-01-01-four", "workload": "pipe", "metric": "usecs_per_op", "goal": "≤ 0.5"},
+                {"report": "2026-01-02-three", "workload": "reqlat", "metric": "req_p99_us", "label": "request p99"},
+                {"report": "2026-01-02-three", "workload": "reqlat", "metric": "wake_p99_us"},
+                {"report": "2026-01-02-three", "workload": "reqlat", "metric": "rps", "higher": True}]
+        with tempfile.TemporaryDirectory() as d:
+            results, path, readme = self.synthetic(d, rows)
+            rc, text = self.run_table(readme=readme, rows=path, results=results)
+            self.assertEqual(rc, 0, text)
+            got = read(readme)
+            self.assertTrue(got.startswith("before\n") and got.endswith(f"{readme_table.END}\nafter\n"))
+            lines = got.splitlines()
+            pipe = next(line for line in lines if line.startswith("| pipe µs per round trip"))
+            # 4 runs against 4, every one faster: a verdict, with its 95% interval (no confidence shown)
+            self.assertIn("| instruction clock, QEMU 10.0.2, 2 vCPUs | 4 each |", pipe)
+            self.assertRegex(pipe, r"\| 0\.[0-9]{3} \[0\.[0-9]{3}, 0\.[0-9]{3}\] \| \*\*better\*\* \| ≤ 0\.5 \|")
+            self.assertIn("| bpfland 1.", pipe)
+            self.assertIn("[2026-01-01-four](results/2026-01-01-four/report.md), scx_vrq abc1234 |", pipe)
+            req = next(line for line in lines if line.startswith("| request p99 (lower is better)"))
+            self.assertIn("| parallel, host clock, QEMU 10.0.2, 2 vCPUs | 3 each |", req)
+            self.assertIn("[90%: ", req)
+            self.assertIn("| n/a: every run better than all of EEVDF's | — | none in this report |", req)
+            wake = next(line for line in lines if line.startswith("| reqlat wake-up p99"))
+            self.assertIn("| n/a: runs overlap EEVDF's |", wake)
+            rps = next(line for line in lines if line.startswith("| reqlat requests/s (higher is better)"))
+            self.assertIn("0.900 [90%: 0.900, 0.900] | n/a: every run worse than all of EEVDF's |", rps)
+            self.assertIn("4 rows. Verdicts (95% interval): 1 better, 0 worse, 0 level. Too few runs for a verdict "
+                          "(n/a): 3; in 1 of them every scx_vrq run was better than all of EEVDF's, in 1 worse than "
+                          "all of them, in 1 the runs overlap.", got)
+            rc, _ = self.run_table(readme=readme, rows=path, results=results, check=True)
+            self.assertEqual(rc, 0)
+
+    def test_a_row_the_reports_cannot_give_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            for row, why in (({"report": "2026-01-02-three", "workload": "reqlat", "metric": "rps"}, "\"higher\""),
+                             ({"report": "2026-01-09-none", "workload": "pipe", "metric": "usecs_per_op"}, "2026-01-09-none"),
+                             ({"report": "2026-01-01-four", "workload": "reqlat", "metric": "req_p99_us"}, "no workload"),
+                             ({"report": "2026-01-01-four", "workload": "pipe", "metric": "usecs_per_op",
+                               "scheduler": "lavd"}, "no scheduler")):
+                results, path, readme = self.synthetic(d, [row])
+                rc, text = self.run_table(readme=readme, rows=path, results=results)
+                self.assertEqual(rc, 2, text)
+                self.assertIn(why, text)
+                self.assertEqual(read(readme), f"before\n{readme_table.BEGIN}\n{readme_table.END}\nafter\n")
+                shutil.rmtree(results)
+
+    def test_a_summary_that_disagrees_with_its_runs_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            results, path, readme = self.synthetic(
+                d, [{"report": "2026-01-01-four", "workload": "pipe", "metric": "usecs_per_op"}])
+            summary = os.path.join(results, "2026-01-01-four", "summary.json")
+            with open(summary) as f:
+                saved = json.load(f)
+            saved["summary"]["pipe"]["schedulers"]["vrq-llc"]["verdict"] = "worse"
+            with open(summary, "w") as f:
+                json.dump(saved, f)
+            rc, text = self.run_table(readme=readme, rows=path, results=results)
+            self.assertEqual(rc, 2)
+            self.assertIn("regenerate it with bench/bench report", text)
 
 
 if __name__ == "__main__":

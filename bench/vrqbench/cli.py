@@ -4,6 +4,7 @@
               [--instrument auto|parallel|instructions] [--cpus N] [--topology S:C:T] [--native]
     bench report DIR
     bench list
+    bench readme-table [--check]
 
 Each workload is measured on the instrument that can see it: throughput on multi-threaded TCG with
 as many vCPUs as host cores, latency, fairness and scheduler cost on the instruction-counted clock
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from vrqbench import instruments
+from vrqbench import instruments, readme_table
 from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
 from vrqbench.schedulers import (DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
@@ -188,6 +189,10 @@ def cmd_list(_):
     return 0
 
 
+def cmd_readme_table(a):
+    return readme_table.run(readme=a.readme, rows=a.rows, results=a.results, check=a.check)
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -218,6 +223,14 @@ def parser():
     p.add_argument("dir")
     p.set_defaults(fn=cmd_report)
     sub.add_parser("list", help="list workloads, schedulers and peers").set_defaults(fn=cmd_list)
+    t = sub.add_parser("readme-table", help="write README.md's results table from the committed reports the row "
+                       "list names (only between its markers); --check: exit 1 if the README's table differs")
+    t.add_argument("--check", action="store_true", help="compare only: exit 1 (and show the difference) when the "
+                   "README's table is not what the reports give")
+    t.add_argument("--readme", default=readme_table.README, help="the README (default: the repository's README.md)")
+    t.add_argument("--rows", default=readme_table.ROWS, help="the row list (default: bench/readme-table-rows.json)")
+    t.add_argument("--results", default=readme_table.RESULTS, help="the reports' folder (default: docs/results)")
+    t.set_defaults(fn=cmd_readme_table)
     return ap
 
 
