@@ -353,7 +353,7 @@ def test_hotplug(s):
                             stayed = sched.loaded() and kernel_restarts(mark) == before
                             ok &= s.check(f"{label}: stays loaded, no restart", stayed,
                                           f"state={scx_state()} alive={sched.alive()} restarts "
-                                          f"{kernel_restarts(mark) - before}" + ("" if stayed else sched.tail(2)))
+                                          f"{kernel_restarts(mark) - before}" + ("" if stayed else " " + sched.tail(2)))
                             ok &= s.check(f"{label}: no task left unscheduled", not stalled, f"stalled {stalled}")
                             if not sched.loaded():
                                 break

@@ -71,8 +71,8 @@ class Scheduler:
                       or self.proc.poll() is not None, timeout)
         if not ok or self.proc.poll() is not None:
             what = f"scx_vrq {' '.join(self.args)}" if self.cmd is None else " ".join(self.cmd)
-            raise RuntimeError(f"{what} did not load within {timeout:.0f}s: state={scx_state()} "
-                               f"exit={self.proc.poll()} log: {self.tail()}")
+            why = f"exited {self.proc.poll()}" if self.proc.poll() is not None else f"not loaded after {timeout:.0f}s"
+            raise RuntimeError(f"{what} did not load ({why}): state={scx_state()} log: {self.tail()}")
         if _load_reference_s is None:
             _load_reference_s = time.monotonic() - t0
         return self
