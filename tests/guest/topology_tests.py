@@ -21,7 +21,7 @@ import threading
 import time
 
 from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, nr_cpus, runtime_ns,
-                     scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all)
+                     scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -67,13 +67,17 @@ def wake_from(prev, allowed):
     host's clock (8 vCPUs take turns on one host thread: a few system calls take milliseconds) the task
     was often preempted there and taken by an idle CPU of its queue before it slept, and its wake-up
     started from that CPU (8-12 of 20 wake-ups counted as sel_prev). The helper is pinned to `prev`
-    too, so its own wake-up never goes through select_cpu."""
+    too, so its own wake-up never goes through select_cpu. The task's CPUs are as before afterwards:
+    the processes the later tests start inherit them (left at the last case's `allowed`, the
+    suspend/resume test's hogs once never ran on CPUs 6 and 7)."""
+    before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {prev})
     widen = threading.Timer(SLEEP_S / 2, os.sched_setaffinity, (threading.get_native_id(), allowed))
     widen.start()
     time.sleep(SLEEP_S)
     cpu = current_cpu()
     widen.join()
+    os.sched_setaffinity(0, before)
     return cpu
 
 
@@ -423,6 +427,7 @@ def test_suspend_resume(r):
     and the counters count every change once."""
     n = nr_cpus()
     others = list(range(1, n))
+    os.sched_setaffinity(0, range(n))  # the hogs inherit this task's CPUs: all of them
     for mode in ("global", "llc", "cpu"):
         before = dmesg_len()
         with loaded("--queue", mode, name=f"topology-hotplug-{mode}",
@@ -430,6 +435,11 @@ def test_suspend_resume(r):
             hogs = [start_hog() for _ in range(2 * n - 1)] + [start_hog(cpu=n - 1)]
             pids = [h.pid for h in hogs]
             try:
+                # taskset must have pinned the last hog before its CPU goes: pinning to an off-line
+                # CPU fails, and the hog with it
+                pinned = wait_for(lambda: os.sched_getaffinity(pids[-1]) == {n - 1}, 30)
+                r.check(f"topology/hotplug {mode}: one hog pinned to CPU {n - 1}", pinned,
+                        f"its CPUs {sorted(os.sched_getaffinity(pids[-1]))}")
                 with Stats() as stats:
                     for c in reversed(others):
                         set_cpu_online(c, False)
