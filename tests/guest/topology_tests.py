@@ -272,17 +272,19 @@ def test_delayed_migration(r, secs=4):
                 f"started on the parent's CPU: {warm_n}/{forks} (off: {warm_off:.2f}); {fmt(wait_c)} "
                 f"(off: sel_scaled={sel_scaled_off})")
         # The child does not wait for the parent's slice to end: the cold CPU it was meant for is
-        # woken when the delay runs out and runs it. Bounds from the design, not n of n: each fork
-        # is placed on the waker unless CPU 7 is busy at that moment (the harness, 9p and kernel
-        # threads run there too, and their own wake-ups are placed and counted as well), so at least
-        # half the forks' worth of placements; a placed child that waits out the delay is counted
-        # migrated, one that something else ran first (a 9p reply on CPU 0 preempting the spinner)
-        # ran-before -- at least a quarter migrated; and at least 60% of the children end up on CPU 7.
-        # Each bound is its own check, so a failure names the rule that broke. Measured on the
-        # instruction clock tools/test uses: 37-40 of 40 on CPU 7, placed 70, migrated 46 (2026-11-26).
+        # woken when the delay runs out and runs it. Bounds from the design, not n of n: a fork is
+        # placed on the waker only while CPU 7 is idle at that moment (the harness, 9p and kernel
+        # threads run there too, and their own wake-ups are placed and counted as well); a placed
+        # child that waits out the delay is counted migrated, one that something else ran first (a
+        # 9p reply on CPU 0 preempting the spinner) ran-before. So: at least a quarter of the forks'
+        # worth placed and migrated, and at least 60% of the children end up on CPU 7. Measured on the
+        # instruction clock tools/test uses, three boots of 2026-11-26: 38/40 on CPU 7 each time,
+        # placed 30 / 70 / 100, migrated 17 / 46 / 73 (placements vary with what else CPU 7 ran);
+        # with delayed migration off nothing is placed or migrated. Each bound is its own check, so
+        # a failure names the rule that broke.
         what = f"{fmt(spin_c)}; ran on CPU {far}, not the parent's CPU 0: {elsewhere}/{spins}"
         r.check(f"topology/delay {label}: a waker that keeps running has its children placed on it "
-                f"(>= {spins // 2} placements)", spin_c.get("delay_placed", 0) >= spins // 2, what)
+                f"(>= {spins // 4} placements)", spin_c.get("delay_placed", 0) >= spins // 4, what)
         r.check(f"topology/delay {label}: ... the delay runs out for them (>= {spins // 4} migrated)",
                 spin_c.get("delay_migrated", 0) >= spins // 4, what)
         r.check(f"topology/delay {label}: ... and the cold CPU runs them (>= {int(0.6 * spins)} of {spins})",
