@@ -76,6 +76,7 @@ def run_test(s, name, fn, restarts_expected=False):
     """One test, then the kernel log since its start: any BUG/WARNING/stall/sched_ext error line fails
     it, and any scheduler exit nobody asked for is an ejection. Leaves sched_ext disabled."""
     if s.opts.only and name not in s.opts.only:
+        s.r.skip(name, "not selected (--only)")
         return
     log(f"--- {name}")
     if scx_state() != "disabled":
