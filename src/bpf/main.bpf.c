@@ -1076,7 +1076,12 @@ static void end_delay(s32 cpu)
 		return;
 	cctx->delay.gen++;
 	waiting = __sync_lock_test_and_set(&cctx->delay.pending, 0);
-	if (waiting <= 0 || !may_kick())
+	if (waiting <= 0)
+		return;
+	/* counted as migrated-after-delay also where this CPU may wake nobody (may_kick): they are no
+	 * longer held for it, and the next dispatch of a CPU they may use takes them */
+	stat_add(VRQ_STAT_DELAY_MIGRATED, waiting);
+	if (!may_kick())
 		return;
 	/* as the delayed-migration RFC does: migrate to the idle core it was meant for (the task may
 	 * run there, and only there perhaps: its affinity was checked when that CPU was chosen) ... */
@@ -1095,7 +1100,6 @@ static void end_delay(s32 cpu)
 			}
 		}
 	}
-	stat_add(VRQ_STAT_DELAY_MIGRATED, waiting);
 }
 
 /*
@@ -2199,8 +2203,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
  * target latency's clock divides the waiters among all); the running task's priodl, which wake-up
  * preemption and the turn-end kick read (their survey also skips a CPU off line: a kick would not
  * reach it); the slice timer's run (a timer the kernel moved off the CPU fires for nothing); and the
- * tasks a delayed migration held for it as the waker (an idle CPU is woken for them now, as the
- * delay's end would). A queue whose CPUs are all off line (--queue cpu) is emptied
+ * tasks a delayed migration held for it as the waker (their delay ends now; cpu_offline runs on the
+ * leaving CPU itself, which may wake nobody -- may_kick -- so another CPU's next dispatch takes
+ * them). A queue whose CPUs are all off line (--queue cpu) is emptied
  * by the others: every CPU's dispatch reads every queue's head.
  *
  * A CPU that was off line when the loader read the topology has no place in the queues: its coming on
