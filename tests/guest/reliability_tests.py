@@ -7,11 +7,19 @@ it, and an unprivileged user cannot starve a root task beyond the bound that doc
 lines, and every scheduler exit nobody asked for counts as an ejection (must be 0).
 
 Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
-    tests/guest/reliability_tests.py [--short | --long] [--only NAME,...] [--stress-secs S]
-                                     [--stress-runs N] [--hotplug-cycles N] ...
+    tests/guest/reliability_tests.py [--short | --long] [--part all|untimed|timed] [--only NAME,...]
+                                     [--stress-secs S] [--stress-runs N] [--hotplug-cycles N] ...
 --short (the default, what tools/test runs) keeps the whole suite to a few minutes on 2 emulated CPUs;
 --long is the issue's full form (10 stress runs of 45 s per --queue mode, 20 hotplug cycles, every
 limit loaded on its own). Ends with a FIGURE line and "reliability: N passed, N failed".
+
+--part: the timed tests (many threads, starvation) check waits against the bounds docs/design.md
+states, in guest time; in the VM that is meaningful only on the instruction clock (vm-run --clock
+instructions: on the host's clock an emulated vCPU's stalls count as waits), where the rest of the
+suite would take several times longer. So tools/test and tools/reliability run the suite as two parts,
+`untimed` in a VM on the host's clock and `timed` in one on the instruction clock (closing line
+"reliability-timed: ..."); a test in the other part is neither run nor counted here. Natively, and
+with the default `all`, one run has both; on a VM's host clock the timed bounds are then skipped.
 """
 
 import argparse
@@ -23,11 +31,19 @@ import subprocess
 import time
 
 from vrqtest import (BPF_RESTART_REASON, KERNEL_RESTART_REASON, POLICY_SIM, SCX_VRQ, STATS_SOCK, Results, Scheduler,
-                     Stats, as_user, ci_stress_cmd, dmesg_len, ejections, hotpluggable_cpu, kernel_log_problems,
-                     kill_groups, load_bound, load_reference, loaded, log, nr_cpus, one_clear_line, run_cli,
+                     Stats, as_user, ci_stress_cmd, dmesg_len, ejections, flag_default, hotpluggable_cpu,
+                     kernel_log_problems, kill_groups, load_bound, load_reference, loaded, log, nr_cpus,
+                     one_clear_line, run_cli,
                      scx_exits, scx_ops, scx_state, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
 
 HOST_TESTS = os.path.dirname(POLICY_SIM)
+# src/bpf/policy.h: VRQ_SAFE_ROUND_NS (half the 10 s watchdog) and VRQ_SLICE_TIMER_MIN_NS, in ms.
+SAFE_ROUND_MS, SLICE_TIMER_MIN_MS = 5000, 0.05
+# How far past the design's round (design_round_ms) a round of the many-threads test may go: each turn
+# also costs a switch, a dispatch and the slice timer. Measured on the instruction clock (2 vCPUs): 8%
+# at 1,000 threads (2 ms slices: round 1,084 ms, p99 gap 1,087 ms; 2026-11-26 at 76784db), 16% at
+# 100,000 (100 us slices: 5.82 s; 2026-11-23 at 3a69aad).
+THREADS_ROUND_MARGIN = 1.2
 MANYTHREADS = os.path.join(HOST_TESTS, "manythreads")
 NOBODY = 65534
 # The unprivileged user's Python: root's PATH in the guest may point into /root, which nobody cannot read.
@@ -187,11 +203,45 @@ def raised_limits(wanted):
                 f.write(str(cur))
 
 
-def instruction_clock():
-    """True in the project's guest run with an instruction-counted clock (tools/vm/vm-run --clock
-    instructions sets VRQ_CLOCK): guest time is then the guest's own, free of the host's load and of
-    emulated vCPU stalls."""
-    return os.environ.get("VRQ_CLOCK") == "instructions"
+def clock_kind():
+    """The guest's clock as tools/vm/vm-run sets VRQ_CLOCK: "instructions" (instruction-counted: guest
+    time is the guest's own, free of the host's load and of emulated vCPU stalls), "host" (an emulated
+    vCPU's stalls count as time), or "native" (not in the VM: a real machine's clock)."""
+    return os.environ.get("VRQ_CLOCK") or "native"
+
+
+def timed_clock():
+    """True where waits measured in guest time can be held to the design's bounds: the instruction clock
+    or a real machine; never an emulated guest on the host's clock."""
+    return clock_kind() in ("instructions", "native")
+
+
+def time_bound(s, name, ok, detail):
+    """A check of a wait against a bound in guest time: a check where timed_clock(), else a skip that
+    says why (the measured value stays in the figures)."""
+    if timed_clock():
+        return s.check(name, ok, detail)
+    s.r.skip(name, f"the guest's clock is the host's (VRQ_CLOCK={clock_kind()}): an emulated vCPU's stalls count as "
+                   f"waits; run with --part timed on the instruction clock (tools/test, tools/reliability do): {detail}")
+    return True
+
+
+def design_round_ms(threads, cpus, rr_ms, min_slice_us, max_round_ms):
+    """One round of a queue of `threads` runnable tasks on `cpus` CPUs, in ms, as src/bpf/policy.h's
+    vrq_effective_slice() gives the slice (docs/design.md, "Long queues"): tasks per CPU x slice, where
+    the slice shrinks to fit --max-round-ms, never below --min-slice-us unless that floor would hold the
+    round past half the 10 s watchdog (VRQ_SAFE_ROUND_NS), and never below 50 us
+    (VRQ_SLICE_TIMER_MIN_NS). With the defaults: 1,000 threads on 2 CPUs, 1 s (2 ms slices); 100,000,
+    5 s (100 us slices)."""
+    per_cpu = threads // cpus
+    slice_ms = rr_ms
+    if per_cpu and per_cpu * slice_ms > max_round_ms:
+        slice_ms = max_round_ms / per_cpu
+        if slice_ms < min_slice_us / 1000:
+            slice_ms = min_slice_us / 1000
+            if per_cpu * slice_ms > SAFE_ROUND_MS:
+                slice_ms = max(SAFE_ROUND_MS / per_cpu, SLICE_TIMER_MIN_MS)
+    return per_cpu * min(slice_ms, rr_ms)
 
 
 def run_manythreads(o):
@@ -206,15 +256,20 @@ def test_many_threads(s):
     --max-round-ms 1000 the slice shrinks (down to --min-slice-us 250), and where even that floor would
     hold a round past half the watchdog, the floor gives way (100,000 threads on 2 CPUs: 100 us slices, a
     5 s round). Kernel threads' wake-ups (sched_ext's own watchdog work item among them) do not wait a
-    round. Every thread must run, the scheduler must stay loaded -- sched_ext's verdict that no runnable
-    task waited past the watchdog -- and a round (a thread's typical longest gap) must stay within the
-    watchdog. On an instruction-counted guest clock the longest gap of all must also stay within 1.1
-    rounds; on the host clock it is only reported: there the kernel counts turns in which a thread ran
-    nothing (its emulated vCPU stalled), so a few threads see two or three rounds while no wait in the
-    queue exceeds one (docs/measured.md, "Many threads"). The long form runs the same threads under the
-    kernel's own scheduler after, and reports the throughput (iterations) of both."""
+    round. Every thread must run and the scheduler must stay loaded -- sched_ext's verdict that no
+    runnable task waited past the watchdog. Timed (time_bound), against the round the design gives
+    (design_round_ms: 1 s for the short form's 1,000 threads on 2 CPUs) with THREADS_ROUND_MARGIN for
+    the turns' own cost: 99% of the threads' longest gaps within one round, the longest of all within
+    two (docs/design.md, "Long queues": a few threads wait two rounds, 6 of 1,000 on the instruction
+    clock); woken kernel threads never wait a round. On the host's clock in the VM those are skips
+    with the figures: there the kernel counts turns in which a thread ran nothing (its emulated vCPU
+    stalled), so a few threads see two or three rounds while no wait in the queue exceeds one
+    (docs/measured.md, "Many threads"). The long form runs the same threads under the kernel's own
+    scheduler after, and reports the throughput (iterations) of both."""
     o = s.opts
-    clean_clock = instruction_clock()
+    rounds = {f: int(flag_default(f)) for f in ("--rr-interval-ms", "--min-slice-us", "--max-round-ms")}
+    bound_ms = design_round_ms(o.threads, nr_cpus(), rounds["--rr-interval-ms"], rounds["--min-slice-us"],
+                               rounds["--max-round-ms"])
     with raised_limits(thread_limits(o.threads)):
         with loaded_checked(s, "threads", name="rel-manythreads") as sched:
             with Stats() as stats:
@@ -226,31 +281,40 @@ def test_many_threads(s):
             s.check(f"threads/{o.threads}: scheduler still loaded (no task waited past the watchdog)",
                     sched.loaded(), f"state={scx_state()} {sched.tail(2)}")
             round_ms, gap_max_ms = float(fields.get("gap_p50_ms", "inf")), float(fields.get("gap_max_ms", "inf"))
-            s.check(f"threads/{o.threads}: a round of the queue stays within the 10 s watchdog", round_ms < 10000, out)
+            gap_p99_ms = float(fields.get("gap_p99_ms", "inf"))
+            limit_ms = THREADS_ROUND_MARGIN * bound_ms
+            design = (f"the design's round ({o.threads} threads on {nr_cpus()} CPUs at --max-round-ms "
+                      f"{rounds['--max-round-ms']}: {bound_ms:.0f} ms, +{THREADS_ROUND_MARGIN - 1:.0%} for the turns' cost)")
+            time_bound(s, f"threads/{o.threads}: 99% of the threads' longest gaps within one round of {design}: "
+                          f"{limit_ms:.0f} ms", gap_p99_ms <= limit_ms,
+                       f"p99 gap {gap_p99_ms:.0f} ms, round (median) {round_ms:.0f} ms; {out}")
             per_cpu_floor_round_ms = o.threads / nr_cpus() * 0.25
             if per_cpu_floor_round_ms > 5000:
                 s.check(f"threads/{o.threads}: the slice floor gave way (a 250 us floor would be a "
                         f"{per_cpu_floor_round_ms / 1000:.1f} s round)", counters.get("floor_gave_way", 0) > 0,
                         f"floor_gave_way={counters.get('floor_gave_way')} round_over={counters.get('round_over')}")
-            if clean_clock:
-                s.check(f"threads/{o.threads}: longest gap within 1.1 rounds (instruction-counted clock)",
-                        gap_max_ms <= 1.1 * round_ms, out)
+            time_bound(s, f"threads/{o.threads}: the longest gap of any thread within two rounds of {design}: "
+                          f"{2 * limit_ms:.0f} ms", gap_max_ms <= 2 * limit_ms,
+                       f"longest gap {gap_max_ms:.0f} ms, round (median) {round_ms:.0f} ms; {out}")
             # A woken kernel thread (sched_ext's watchdog work item among them) must not wait a round:
             # its longest wake-up wait within half the watchdog (histogram bucket edge 4.2 s). One that
             # used up its slice competes as a normal task and may (its requeued wait is reported).
             kt = counters.get("lat", {}).get("kthread", {})
             kt_wait_us = kt.get("wake_max_us", 0)
-            s.check(f"threads/{o.threads}: woken kernel threads never waited a round (longest wake-up wait < 5 s)",
-                    kt.get("wake_n", 0) > 0 and kt_wait_us < 5_000_000,
-                    f"kthread wake n={kt.get('wake_n')} p99={kt.get('wake_p99_us')}us max={kt.get('wake_max_us')}us "
-                    f"requeue max={kt.get('requeue_max_us')}us")
-            s.extra.append(f"{o.threads} threads ({'instruction' if clean_clock else 'host'} clock): longest first "
-                           f"wait {fields.get('first_run_max_ms')} ms, round {fields.get('gap_p50_ms')} ms, longest gap "
+            s.check(f"threads/{o.threads}: woken kernel threads' wake-ups counted", kt.get("wake_n", 0) > 0,
+                    f"kthread wake n={kt.get('wake_n')}")
+            time_bound(s, f"threads/{o.threads}: woken kernel threads never waited a round (longest wake-up wait < 5 s)",
+                       kt_wait_us < 5_000_000,
+                       f"kthread wake n={kt.get('wake_n')} p99={kt.get('wake_p99_us')}us max={kt.get('wake_max_us')}us "
+                       f"requeue max={kt.get('requeue_max_us')}us")
+            s.extra.append(f"{o.threads} threads ({clock_kind()} clock): longest first "
+                           f"wait {fields.get('first_run_max_ms')} ms, round {fields.get('gap_p50_ms')} ms (design "
+                           f"{bound_ms:.0f} ms), longest gap "
                            f"{fields.get('gap_max_ms')} ms, floor_gave_way {counters.get('floor_gave_way')} "
                            f"round_over {counters.get('round_over')}, woken kernel threads' longest wait "
                            f"{kt_wait_us} us (bucket edge), p99 {kt.get('wake_p99_us')} us")
             s.figure(f"threads {o.threads} on {nr_cpus()} CPUs for {o.threads_secs}s "
-                     f"({'instruction' if clean_clock else 'host'} clock): scx_vrq {out} "
+                     f"({clock_kind()} clock): scx_vrq {out} design_round_ms {bound_ms:.0f} "
                      f"floor_gave_way {counters.get('floor_gave_way')} round_over {counters.get('round_over')} "
                      f"kthread_wait_max_us {kt_wait_us} kthread_wake_p99_us {kt.get('wake_p99_us')} "
                      f"normal_requeue_max_us {counters.get('lat', {}).get('normal', {}).get('requeue_max_us')} "
@@ -755,9 +819,10 @@ def test_starvation(s):
     """An unprivileged user's hogs, fork storm and SCHED_IDLE/nice games against one root nice-0 task.
     The bound (docs/design.md, "SCHED_IDLE bound"): the root task waits at most one round of its queue
     -- runnable tasks per CPU x rr_interval, at most --max-round-ms (1 s) while the slice can shrink --
-    and gets at least about its fair share, CPUs / runnable tasks. Checked with generous margins
-    (emulated, noisy guest): longest gap < 3 s, CPU share > 1/4 of the fair share."""
+    and gets at least about its fair share, CPUs / runnable tasks. Checked: its longest gap within
+    --max-round-ms (timed: time_bound), its CPU share > 1/4 of the fair share."""
     o = s.opts
+    max_round_ms = int(flag_default("--max-round-ms"))
     hogs, storms = 8 * nr_cpus(), nr_cpus()
     load = None
     with loaded_checked(s, "starve", name="rel-starve") as sched:
@@ -765,15 +830,18 @@ def test_starvation(s):
             load = subprocess.Popen(as_user(NOBODY, [SYSTEM_PYTHON, "-c", NOBODY_LOAD, str(hogs), str(storms),
                                                      str(o.starve_secs * 3 + 30), o.starve_policies]),
                                     start_new_session=True)
-            time.sleep(3)  # let the load build up
+            # Let the load build up: every hog and storm started (on the instruction clock the guest's
+            # time jumps ahead while its Python waits for the host's files), then a moment more.
+            wait_for(lambda: len(user_cpu(NOBODY)) > hogs + storms, 120)
+            time.sleep(3)
             nobody_before = user_cpu(NOBODY)
             res = subprocess.run([SYSTEM_PYTHON, "-c", ROOT_TASK, str(o.starve_secs)], capture_output=True,
                                  text=True, timeout=o.starve_secs * 10 + 60)
             f = res.stdout.split()
             gap_ms, share = float(f[1]), float(f[3])
             fair = nr_cpus() / (hogs + storms + 1)
-            s.check("starve/root task's longest wait < 3 s (bound: one round, <= 1 s)", gap_ms < 3000,
-                    f"gap {gap_ms:.0f} ms")
+            time_bound(s, f"starve/root task's longest wait within one round, at most --max-round-ms ({max_round_ms} ms)",
+                       gap_ms <= max_round_ms, f"gap {gap_ms:.0f} ms ({clock_kind()} clock)")
             s.check("starve/root task gets > 1/4 of its fair share", share > fair / 4,
                     f"share {share:.3f} CPU, fair {fair:.3f}")
             still_loaded = s.check("starve/scheduler still loaded", sched.loaded(),
@@ -785,9 +853,16 @@ def test_starvation(s):
             hog_shares = sorted((after[p] - t) / 1e9 / o.starve_secs
                                 for p, t in nobody_before.items() if p in after)
             nobody_share = sum(hog_shares)
+            # The bound means something only with the load there throughout: nobody's lasting tasks got
+            # more than half a CPU (with group accounting the root task, alone in its session, gets about
+            # a whole CPU and they the rest).
+            s.check("starve/nobody's load ran beside the root task (its lasting tasks got > 0.5 CPU)",
+                    len(hog_shares) >= hogs and nobody_share > 0.5,
+                    f"{len(hog_shares)} lasting tasks got {nobody_share:.2f} CPUs")
             s.figure(f"starvation: root nice-0 task beside {hogs} nobody hogs (half switching among "
                      f"{o.starve_policies} and raising nice) + {storms} fork storms on {nr_cpus()} CPUs for "
-                     f"{o.starve_secs}s, {under}: longest gap {gap_ms:.0f} ms, CPU {share:.3f} (fair {fair:.3f}); "
+                     f"{o.starve_secs}s, {under}, {clock_kind()} clock: longest gap {gap_ms:.0f} ms "
+                     f"(bound {max_round_ms} ms), CPU {share:.3f} (fair {fair:.3f}); "
                      f"nobody's {len(hog_shares)} lasting tasks got {nobody_share:.2f} CPUs "
                      f"(each: {' '.join(f'{x:.2f}' for x in hog_shares)})")
             s.extra.append(f"root task beside nobody's load ({under}): longest gap {gap_ms:.0f} ms, "
@@ -798,7 +873,7 @@ def test_starvation(s):
 
 # ------------------------------------------------------------------------------------------------------
 
-TESTS = [
+TESTS = [  # (name, function, restarts expected)
     ("stress", test_ci_stress, False),
     ("stressors", test_stressors, False),
     ("threads", test_many_threads, False),
@@ -811,6 +886,9 @@ TESTS = [
     ("security", test_security, False),
     ("starve", test_starvation, False),
 ]
+# The tests whose checks are waits in guest time (--part timed; the others are --part untimed).
+TIMED = ("threads", "starve")
+PARTS = {"all": "reliability", "untimed": "reliability", "timed": "reliability-timed"}  # part -> closing line
 
 
 def main():
@@ -818,6 +896,8 @@ def main():
     form = ap.add_mutually_exclusive_group()
     form.add_argument("--short", action="store_const", dest="form", const="short", help="CI form (default)")
     form.add_argument("--long", action="store_const", dest="form", const="long", help="the full form")
+    ap.add_argument("--part", choices=PARTS, default="all",
+                    help=f"the timed tests ({','.join(TIMED)}), the others, or all (see above)")
     ap.add_argument("--only", help=f"comma-separated tests: {','.join(t[0] for t in TESTS)}")
     for key, val in FORMS["short"].items():
         flag = "--" + key.replace("_", "-")
@@ -836,9 +916,13 @@ def main():
     opts.only = set(opts.only.split(",")) if opts.only else None
 
     s = Suite(opts)
-    log(f"reliability ({opts.form}): {os.uname().release}, {nr_cpus()} CPUs; scx_vrq = {SCX_VRQ}")
+    log(f"reliability ({opts.form}, part {opts.part}): {os.uname().release}, {nr_cpus()} CPUs, "
+        f"{clock_kind()} clock; scx_vrq = {SCX_VRQ}")
     t0 = time.monotonic()
     for name, fn, restarts in TESTS:
+        if opts.part != "all" and (name in TIMED) != (opts.part == "timed"):
+            log(f"--- {name}: in the {'timed' if name in TIMED else 'untimed'} part (--part), run on its own")
+            continue
         run_test(s, name, fn, restarts)
 
     stress = ", ".join(f"{m} {ok}/{n}" for m, (ok, n) in s.stress_ok.items())
@@ -846,12 +930,13 @@ def main():
     stress_runs = sum(n for _, n in s.stress_ok.values())
     stressors = ", ".join(f"{st} {ok}/{n}" for st, (ok, n) in s.stressor_ok.items())
     s.check("no ejections in the whole suite", not s.ejections, "; ".join(s.ejections[:5]))
-    s.figure(f"reliability ({opts.form}, {nr_cpus()} CPUs, {time.monotonic() - t0:.0f}s): "
+    s.figure(f"reliability ({opts.form}, part {opts.part}, {nr_cpus()} CPUs, {clock_kind()} clock, "
+             f"{time.monotonic() - t0:.0f}s): "
              f"stress {stress_ok}/{stress_runs} runs ok ({stress}); stressors {stressors}; "
              f"hotplug {s.hotplug_survived}/{s.hotplug_cycles} cycles survived; "
              f"{s.bad_rejected}/{s.bad_inputs} bad inputs rejected; {s.limits_accepted} at-limit loads ok; "
              f"{'; '.join(s.extra)}; ejections {len(s.ejections)}")
-    s.r.finish("reliability")
+    s.r.finish(PARTS[opts.part])
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """In-guest tests of scx_vrq, one pass per --queue mode: it loads, survives the sched_ext project's CI
 stress, shares a CPU between nice levels as the deadline model predicts, keeps SCHED_IDLE in the
-background without starving it into the watchdog, and unloads cleanly. (Bad flags, refusals and CPU
-hotplug are in reliability_tests.py.)
+background without starving it into the watchdog, and unloads cleanly. Then single-mechanism tests,
+among them a periodic sleeper among CPU hogs against the kernel's EEVDF in the same boot. (Bad flags,
+refusals and CPU hotplug are in reliability_tests.py.)
 
 Usage (as root on a sched_ext kernel, e.g. inside tools/vm/vm-run):
-    tests/guest/scheduler_tests.py [--modes global,llc,cpu] [--features yield,group,depth,target]
+    tests/guest/scheduler_tests.py [--modes global,llc,cpu] [--features yield,group,depth,target,sleeper]
                                    [--stress-secs 30] [--share-secs 20] [--idle-secs 20]
 
 --modes and --features pick parts of the suite (an empty list or "none" skips them all), so that
@@ -18,8 +19,8 @@ import subprocess
 import time
 
 from vrqtest import (HOG, POLICY_SIM, REPO, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
-                     kernel_log_problems, kill_groups, loaded, log, nr_cpus, predicted_shares, runtime_ns, scx_ops,
-                     scx_state, start_hog, stop_all)
+                     kernel_hz, kernel_log_problems, kill_groups, loaded, log, nr_cpus, predicted_shares, runtime_ns,
+                     scx_ops, scx_state, start_hog, stop_all, wait_started)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
             "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any", "sel_busy",
@@ -75,7 +76,9 @@ def test_lone_task(r, sched, mode, secs=3):
     """A CPU hog with nothing else waiting keeps its CPU: its slice is renewed on the tick, with no
     trip through schedule() and dispatch to pick it again (slice_renewed, not keep_last)."""
     with Stats() as stats:
-        c = counters_while(stats, [start_hog()], 0.5, secs)
+        hog = start_hog()
+        wait_started([hog])
+        c = counters_while(stats, [hog], 0.5, secs)
     renewed, kept = c.get("slice_renewed", 0), c.get("keep_last", 0)
     # (--queue cpu renews less: a task waiting on the other CPU's queue could be stolen, so it counts)
     r.check(f"{mode}/lone hog's slice renewed on the tick, not rescheduled", renewed >= 100 and renewed > kept,
@@ -110,36 +113,51 @@ def measure_pinned(specs, secs, cpu):
     """Start hogs pinned to one CPU, let them settle, return each one's CPU time over `secs`."""
     hogs = [start_hog(cpu=cpu, nice=nice, idle=idle) for nice, idle in specs]
     try:
+        wait_started(hogs)
         time.sleep(1.0)
         return cpu_time_over([h.pid for h in hogs], secs)
     finally:
         stop_all(hogs)
 
 
+# nice 0 : nice 10 on one CPU within this fraction of the deadline model's ratio (tests/sim.h at the
+# guest's tick: ~8:1). On the instruction clock every --queue mode measures 7.99-8.03:1, within 0.4%;
+# the kernel's EEVDF gives its weights' 9.3:1 (1024 / 110), 16% off, which the 20% this was passes.
+NICE_RATIO_TOLERANCE = 0.10
+# A SCHED_IDLE hog's share of a CPU beside a normal hog: it runs only when rescued at --idle-bound-ms
+# (docs/design.md, "SCHED_IDLE bound"): ~0.01% measured (2 ms in 20 s). A SCHED_IDLE task run as
+# the lowest normal priority (nice 19) would get 3.8% by the model (tests/sim.h), which the 5% this was passes.
+IDLE_SHARE_MAX = 0.01
+
+
 def test_nice_share(r, sched, mode, secs):
-    """nice 0 vs nice 10 pinned to one CPU share it as the deadline model predicts (within 20%)."""
+    """nice 0 vs nice 10 pinned to one CPU share it as the deadline model predicts: their CPU ratio
+    within NICE_RATIO_TOLERANCE (10%) of the model's."""
     cpu = nr_cpus() - 1
     run = measure_pinned([(0, False), (10, False)], secs, cpu)
     total = sum(run) or 1
     measured = run[1] / total
-    expected = predicted_shares(["0", "10"])[1]
+    shares = predicted_shares(["0", "10"])
+    expected, model_ratio = shares[1], shares[0] / shares[1]
     ratio = run[0] / max(run[1], 1)
-    ok = abs(measured - expected) <= 0.2 * expected
-    r.check(f"{mode}/nice 0 vs 10 share", ok,
-            f"nice10 share {measured:.4f} (expected {expected:.4f} +-20%), nice0:nice10 = {ratio:.2f}")
-    r.figure(f"nice {mode}: nice0/nice10 CPU ratio {ratio:.2f}, nice10 share {measured:.4f}, "
+    ok = abs(ratio - model_ratio) <= NICE_RATIO_TOLERANCE * model_ratio
+    r.check(f"{mode}/nice 0 vs 10 CPU ratio within {NICE_RATIO_TOLERANCE:.0%} of the model's", ok,
+            f"nice0:nice10 = {ratio:.2f}, model {model_ratio:.2f} (+-{NICE_RATIO_TOLERANCE:.0%}: "
+            f"{model_ratio * (1 - NICE_RATIO_TOLERANCE):.2f}-{model_ratio * (1 + NICE_RATIO_TOLERANCE):.2f}); "
+            f"nice10 share {measured:.4f}, model {expected:.4f}")
+    r.figure(f"nice {mode}: nice0/nice10 CPU ratio {ratio:.2f}, model {model_ratio:.2f}, nice10 share {measured:.4f}, "
              f"model {expected:.4f} ({secs}s, pinned to CPU {cpu})")
 
 
 def test_idle_share(r, sched, mode, secs):
-    """A SCHED_IDLE hog beside a normal hog on one CPU gets < 5%, and the scheduler stays loaded
-    (the idle task's wait is bounded below the watchdog)."""
+    """A SCHED_IDLE hog beside a normal hog on one CPU gets < IDLE_SHARE_MAX (1%), and the scheduler
+    stays loaded (the idle task's wait is bounded below the watchdog)."""
     cpu = nr_cpus() - 1
     with Stats() as stats:
         run = measure_pinned([(0, False), (0, True)], secs, cpu)
         counters = stats.read()
     share = run[1] / (sum(run) or 1)
-    r.check(f"{mode}/SCHED_IDLE share < 5%", share < 0.05, f"idle share {share:.4f}")
+    r.check(f"{mode}/SCHED_IDLE share < {IDLE_SHARE_MAX:.0%}", share < IDLE_SHARE_MAX, f"idle share {share:.5f}")
     r.check(f"{mode}/SCHED_IDLE not starved into the watchdog", sched.loaded() and run[1] > 0,
             f"loaded={sched.loaded()} idle ran {run[1] / 1e6:.1f} ms, idle_bound={counters.get('idle_bound')}")
     r.figure(f"idle {mode}: SCHED_IDLE share {share:.4f} over {secs}s "
@@ -255,35 +273,23 @@ def test_target_latency(r, secs, target_ms=2):
     slices are renewed when a run ends with less left than their average run (--short-run-renew)."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
-    wakelat = os.path.join(REPO, "target", "bench", "wakelat")
 
     def run_reqlat():
         return subprocess.run([reqlat, str(secs), str(2 * nr_cpus()), "1000"], capture_output=True, text=True,
                               timeout=secs * 10 + 60).stdout.strip()
 
-    def sleeper_among_hogs(stats):
-        """A periodic sleeper among eight hogs on one CPU: each hog waits seven turns, so it runs with its
-        deadline passed, and a deadline renewed from now is later; the sleeper is served by going first as
-        under its share (--under-share-first), else by the turn's end. Its output, and the counters."""
-        hogs = [start_hog(cpu=cpu) for _ in range(8)]
-        try:
-            time.sleep(1)
-            stats.read()
-            out = subprocess.run(["taskset", "-c", str(cpu), wakelat, str(secs // 2), "1", "10000"],
-                                 capture_output=True, text=True, timeout=secs * 10 + 60).stdout.strip()
-            return out, stats.read()
-        finally:
-            stop_all(hogs)
+    def sleeper_run(stats):
+        return sleeper_among_hogs(cpu, secs // 2, stats)
 
     with loaded("--target-latency-ms", str(target_ms), name=f"target-{target_ms}"), Stats() as stats:
         c_hogs = counters_while(stats, [start_hog(cpu=cpu), start_hog(cpu=cpu)], 1, secs)
         stats.read()
         out = run_reqlat()
         c_req = stats.read()
-        sleeper, c_sleeper = sleeper_among_hogs(stats)
+        sleeper, c_sleeper = sleeper_run(stats)
     with loaded("--target-latency-ms", str(target_ms), "--under-share-first", "false",
                 name=f"target-{target_ms}-under-share-off"), Stats() as stats:
-        sleeper_turns, c_sleeper_turns = sleeper_among_hogs(stats)
+        sleeper_turns, c_sleeper_turns = sleeper_run(stats)
     with loaded("--target-latency-ms", str(target_ms), "--short-run-us", "0",
                 name=f"target-{target_ms}-short-run-off"), Stats() as stats:
         stats.read()
@@ -375,6 +381,82 @@ def test_target_latency(r, secs, target_ms=2):
              f"false: {sleeper_turns}")
 
 
+WAKELAT = os.path.join(REPO, "target", "bench", "wakelat")
+
+
+def sleeper_among_hogs(cpu, secs, stats=None):
+    """A periodic sleeper (wakelat, 10 ms period) among eight CPU hogs, all pinned to `cpu`, for `secs`
+    seconds: each hog waits seven turns, so it runs with its deadline passed, and a deadline renewed
+    from now is later; the sleeper is served by going first as under its share (--under-share-first),
+    else by the turn's end. wakelat's output ("samples=N p50=X p99=Y p999=Z max=W", us late), and the
+    counters over its run if `stats` (with no sched_ext scheduler loaded it runs under the kernel's
+    EEVDF, and `stats` must be None)."""
+    hogs = [start_hog(cpu=cpu) for _ in range(8)]
+    try:
+        wait_started(hogs)
+        time.sleep(1)
+        if stats is not None:
+            stats.read()
+        out = subprocess.run(["taskset", "-c", str(cpu), WAKELAT, str(secs), "1", "10000"],
+                             capture_output=True, text=True, timeout=secs * 20 + 60).stdout.strip()
+        return out, (stats.read() if stats is not None else {})
+    finally:
+        stop_all(hogs)
+
+
+def wakelat_fields(out):
+    """wakelat's "samples=N p50=X ..." as {name: int}; {} if it printed nothing."""
+    return {k: int(v) for k, v in (f.split("=", 1) for f in out.split() if "=" in f)}
+
+
+# The sleeper among hogs: docs/design.md ("A task woken under its share goes first", its bound). Its
+# median wake-up latency must stay under half a tick -- a wake-up that waited for the running hog's turn
+# to end would wait for a tick (slice ends are seen only there), half a tick at the median -- and within
+# SLEEPER_EEVDF_RATIO of EEVDF's median measured in the same boot, which also preempts at once for a
+# task owed CPU. The median, not p99: over ~500 wake-ups p99 is the 5th latest, moved by one kernel
+# thread or harness task ahead of it (61-924 us between boots of the same code), while the median is the
+# mechanism's (60 us in every boot; EEVDF 57 us); --under-share-first false: 9,999 us.
+SLEEPER_EEVDF_RATIO = 1.5
+
+
+def test_sleeper(r, secs):
+    """A periodic sleeper among eight CPU hogs on one CPU wakes within the design's bound (see
+    SLEEPER_EEVDF_RATIO), checked against the kernel's EEVDF on the same load in this boot; the same
+    bound must reject scx_vrq with --under-share-first false (the sleeper then waits for turns)."""
+    cpu = nr_cpus() - 1
+    half_tick_us = 1e6 / kernel_hz() / 2
+    runs = {}
+    if scx_state() != "disabled":
+        r.check("sleeper/EEVDF reference: no sched_ext scheduler loaded", False, f"state={scx_state()} ops={scx_ops()}")
+        return
+    runs["EEVDF"] = wakelat_fields(sleeper_among_hogs(cpu, secs)[0])
+    for label, args in (("scx_vrq", ()), ("scx_vrq --under-share-first false", ("--under-share-first", "false"))):
+        with loaded(*args, name="sleeper" + "-under-share-off" * bool(args)), Stats() as stats:
+            out, c = sleeper_among_hogs(cpu, secs, stats)
+        runs[label] = dict(wakelat_fields(out), under_share=c.get("under_share", 0))
+    eevdf_p50 = runs["EEVDF"].get("p50")
+
+    def within(w):
+        p50 = w.get("p50")
+        return (p50 is not None and eevdf_p50 and w.get("samples", 0) >= secs * 50
+                and p50 < half_tick_us and p50 <= SLEEPER_EEVDF_RATIO * eevdf_p50)
+
+    def said(label):
+        w = runs[label]
+        ratio = f"{w['p50'] / eevdf_p50:.2f}x" if eevdf_p50 and "p50" in w else "n/a"
+        return f"{label} p50 {w.get('p50')} us ({ratio} EEVDF's), p99 {w.get('p99')} us, {w.get('samples')} wake-ups"
+
+    bound = (f"median < half a tick ({half_tick_us:.0f} us) and <= {SLEEPER_EEVDF_RATIO}x EEVDF's median "
+             f"({eevdf_p50} us) in this boot")
+    r.check(f"sleeper/a periodic sleeper among 8 pinned hogs wakes within the design's bound: {bound}",
+            within(runs["scx_vrq"]), said("scx_vrq"))
+    r.check("sleeper/the bound tells the rule off: with --under-share-first false the sleeper waits for turns and "
+            "fails it", not within(runs["scx_vrq --under-share-first false"]),
+            said("scx_vrq --under-share-first false"))
+    r.figure(f"sleeper among 8 hogs on CPU {cpu}, {secs}s, wake-up lateness (us): " + "; ".join(
+        f"{label}: " + " ".join(f"{k}={v}" for k, v in w.items()) for label, w in runs.items()))
+
+
 def deepest_descendant(pid):
     """The last descendant down a chain of single children (the CPU hog at the bottom)."""
     while True:
@@ -416,7 +498,7 @@ def test_latency_histograms(r, mode, c):
 
 
 QUEUE_MODES = ("global", "llc", "cpu")
-FEATURES = ("yield", "group", "depth", "target")
+FEATURES = ("yield", "group", "depth", "target", "sleeper")
 
 
 def parts(ap, flag, arg, known):
@@ -462,7 +544,7 @@ def main():
         problems = kernel_log_problems(mark)
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     feature_tests = {"yield": test_yield_type, "group": test_group_accounting, "depth": test_fork_depth_penalty,
-                     "target": test_target_latency}
+                     "target": test_target_latency, "sleeper": test_sleeper}
     for feature in features:
         feature_tests[feature](r, opts.share_secs // 2)
     r.finish("scheduler")

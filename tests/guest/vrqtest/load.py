@@ -22,6 +22,27 @@ def start_hog(cpu=None, nice=0, idle=False):
     return subprocess.Popen(cmd)
 
 
+def wait_started(procs, timeout=60):
+    """Wait until each of `procs` (start_hog's) has exec'd its hog, the shell running HOG, past taskset,
+    chrt and nice. On the instruction clock the guest's time jumps ahead while a process waits for the
+    host's files (an idle guest's clock skips to its next timer), so a fixed settle time after the start
+    can pass before a hog runs at all. True when all have."""
+    want = ["/bin/sh", "-c", HOG]
+
+    def started(p):
+        try:
+            with open(f"/proc/{p.pid}/cmdline", "rb") as f:
+                return f.read().decode(errors="replace").split("\0")[:3] == want
+        except OSError:
+            return False
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if all(started(p) for p in procs):
+            return True
+        time.sleep(0.05)
+    return all(started(p) for p in procs)
+
+
 def ci_stress_cmd(secs, n=None, extra=()):
     """The sched_ext project's CI stress as a command line: the stress-ng load the scx repository's CI
     'test' job runs every scheduler under (N CPU, N fork and N affinity workers, --aggressive),

@@ -181,7 +181,8 @@ class Stats:
 def flag_default(flag):
     """scx_vrq's default for `flag`, as its --help states it (one source of truth: src/cli.rs)."""
     text = subprocess.run([SCX_VRQ, "--help"], check=True, capture_output=True, text=True).stdout
-    m = re.search(re.escape(flag) + r"\b.*?\[default: ([^\]]+)\]", text, re.S)
+    # from the flag's own entry (a line starting with it), not a mention in another flag's text
+    m = re.search(r"^\s*(?:-\w, )?" + re.escape(flag) + r"\b.*?\[default: ([^\]]+)\]", text, re.S | re.M)
     if not m:
         raise RuntimeError(f"scx_vrq --help states no default for {flag}")
     return m.group(1)
