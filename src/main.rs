@@ -9,6 +9,8 @@ pub use bpf_skel::*;
 pub mod bpf_intf;
 
 mod cli;
+#[cfg(test)]
+mod design_tables;
 mod lat_hist;
 mod stats;
 mod verifier;
