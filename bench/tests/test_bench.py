@@ -2,7 +2,8 @@
 """Unit tests of the bench's method: the drop-min/max mean, the ratio to EEVDF with its interval and
 verdict (and, on synthetic boots, how often that verdict is wrong or missed), the instrument each workload is measured on, the peers' pinned versions, the staging's file
 list, the interleaved and resumable plan, the report built from saved results, and the check of a
-quick run's report. Ends with "bench: N passed, N failed"."""
+quick run's report. Ends with "bench: N passed, N failed, K skipped" (a skipped test is a skip, never a
+pass; unexpected successes of expected failures count as failures)."""
 
 import collections
 import contextlib
@@ -907,6 +908,7 @@ class TestReadmeTable(unittest.TestCase):
 
 if __name__ == "__main__":
     res = unittest.main(exit=False, verbosity=1).result
-    failed = len(res.failures) + len(res.errors)
-    print(f"bench: {res.testsRun - failed} passed, {failed} failed")
+    failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
+    skipped = len(res.skipped) + len(res.expectedFailures)
+    print(f"bench: {res.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
     sys.exit(1 if failed else 0)
