@@ -610,6 +610,23 @@ class TestReport(unittest.TestCase):
             for w in self.METRICS:
                 self.assertTrue(os.path.getsize(os.path.join(out, "plots", f"{w}.png")) > 1000)
 
+    def test_a_scheduler_again_is_judged_against_itself(self):
+        """An A/A pair (NAME-again beside NAME) gets its own table: the copy's runs against the
+        original's, the primary metric and each percentile."""
+        metrics = {"wakelat-100": {
+            "eevdf": [{"p50_us": 50, "p99_us": v, "p999_us": 900} for v in (95, 98, 100, 102, 105)],
+            "vrq-llc": [{"p50_us": 40, "p99_us": v, "p999_us": 800} for v in (60, 61, 62, 63, 64)],
+            "vrq-llc-again": [{"p50_us": 40, "p99_us": v, "p999_us": 800} for v in (64, 63, 62, 61, 60)]}}
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, metrics, {"wakelat-100": "instructions"}, runs=5)
+            again = report.report(out)["wakelat-100"]["again"]
+            self.assertEqual(list(again), ["vrq-llc-again"])
+            self.assertEqual(again["vrq-llc-again"]["against"], "vrq-llc")
+            self.assertEqual(again["vrq-llc-again"]["p99_us"]["ratio_to_eevdf"], 1.0)
+            self.assertEqual(again["vrq-llc-again"]["p99_us"]["verdict"], "level")
+            md = read(os.path.join(out, "report.md"))
+            self.assertIn("| vrq-llc-again ÷ vrq-llc | 1.000 [", md)
+
     def test_latency_percentiles_judged_on_their_own_runs(self):
         with tempfile.TemporaryDirectory() as out:
             write_run(out, self.METRICS, self.INSTRUMENT, runs=5)
