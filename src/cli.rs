@@ -3,9 +3,65 @@
 // Kept apart from the loader so that the man page and shell completions can be generated from the
 // same definition without linking the BPF scheduler.
 
+use std::ffi::OsString;
+
+use clap::ArgMatches;
+use clap::CommandFactory;
+use clap::FromArgMatches;
 use clap::Parser;
 use clap::ValueEnum;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
+
+// The --help sections. The first four hold the scheduling knobs: the startup log line, the README's
+// knob table and the profiles are made from the flags under them, so a new knob under one of them
+// appears in all three without being listed anywhere else.
+pub const DEADLINES: &str = "BFS deadlines and queues";
+pub const LATENCY: &str = "Wake-up latency (beyond BFS)";
+pub const GROUPS: &str = "Groups";
+pub const PLACEMENT: &str = "Placement: sticky tasks, frequency, delayed migration";
+pub const STATISTICS: &str = "Statistics";
+pub const KNOB_HEADINGS: [&str; 4] = [DEADLINES, LATENCY, GROUPS, PLACEMENT];
+
+/// A named set of knob values, given before the command line's own flags (which win over it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Profile {
+    /// The defaults as listed below.
+    Default,
+    /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
+    /// --target-latency-ms 0 --short-run-us 0 --short-run-renew false --under-share-first false
+    /// --wake-credit 0 --sync-handoff false --preempt-local false --group-accounting off). What stays
+    /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
+    Bfs,
+}
+
+impl Profile {
+    /// The flags a profile stands for; its help text above lists the same (a test checks it).
+    pub fn flags(self) -> &'static [&'static str] {
+        match self {
+            Profile::Default => &[],
+            Profile::Bfs => &[
+                "--queue",
+                "global",
+                "--target-latency-ms",
+                "0",
+                "--short-run-us",
+                "0",
+                "--short-run-renew",
+                "false",
+                "--under-share-first",
+                "false",
+                "--wake-credit",
+                "0",
+                "--sync-handoff",
+                "false",
+                "--preempt-local",
+                "false",
+                "--group-accounting",
+                "off",
+            ],
+        }
+    }
+}
 
 /// Which tasks share one entity's CPU (BFS's group accounting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -47,24 +103,31 @@ impl QueueMode {
 /// earlier. SCHED_IDLE tasks run only when no normal task waits (bounded by --idle-bound-ms);
 /// SCHED_BATCH tasks never preempt. Needs root and a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).
 #[derive(Debug, Parser)]
-#[command(version = None, disable_version_flag = true)]
+// args_override_self: a flag given twice takes its last value, so a profile's flags, put first, yield
+// to the command line's own.
+#[command(version = None, disable_version_flag = true, args_override_self = true)]
 pub struct Opts {
+    /// Start from a named set of knob values: default, or bfs (every mechanism beyond BFS off). Flags
+    /// given beside it win over the profile's.
+    #[arg(long, value_name = "NAME", value_enum, default_value_t = Profile::Default)]
+    pub profile: Profile,
+
     /// Which CPUs share one run queue: global (BFS), llc (one per last-level cache) or cpu.
-    #[arg(long, value_enum, default_value_t = QueueMode::Llc)]
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = QueueMode::Llc, help_heading = DEADLINES)]
     pub queue: QueueMode,
 
     /// Time slice every task gets, in ms (BFS rr_interval, 1-1000). Nice changes only the deadline.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, value_name = "MS", default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000), help_heading = DEADLINES)]
     pub rr_interval_ms: u64,
 
     /// Longest round of one queue, in ms (10-5000): while queued tasks per CPU x rr_interval would
     /// exceed it, the slice shrinks to fit (never below --min-slice-us), so thousands of runnable
     /// tasks cannot hold one another past the sched_ext watchdog.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=5000))]
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=5000), help_heading = DEADLINES)]
     pub max_round_ms: u64,
 
     /// Shortest slice when a queue is long, in µs (50-100000; at most rr_interval).
-    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000))]
+    #[arg(long, value_name = "US", default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000), help_heading = DEADLINES)]
     pub min_slice_us: u64,
 
     /// Target latency, in ms (0-1000; 0 turns it off): while a woken task waits for a CPU and the
@@ -75,13 +138,13 @@ pub struct Opts {
     /// back toward rr_interval: hundreds of woken tasks waiting are the load itself, not tasks held up
     /// behind it. Tasks queued again after their turn (CPU hogs) do not speed it up. Deadline offsets
     /// stay rr_interval's in clock time, so nice keeps its share.
-    #[arg(long, value_name = "MS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    #[arg(long, value_name = "MS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=1000), help_heading = LATENCY)]
     pub target_latency_ms: u64,
 
     /// Shortest turn the target latency gives, in µs (50-100000; at most rr_interval): however many
     /// woken tasks wait, a turn is never cut shorter than this (CFS's min_granularity beside its
     /// latency target).
-    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=100_000))]
+    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=100_000), help_heading = LATENCY)]
     pub target_floor_us: u64,
 
     /// Short runners, in µs (0-1000000; 0 turns it off): with a target latency, a task queued again
@@ -89,7 +152,7 @@ pub struct Opts {
     /// this between sleeps (on average, and in the run under way). A run also ends when a task it
     /// woke preempts it: a request queue's worker, handed its next request, waits as one held up, and
     /// turns shorten for it. CPU hogs (a build's compilers) pass it in their first turn and never count.
-    #[arg(long, value_name = "US", default_value_t = 6000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    #[arg(long, value_name = "US", default_value_t = 6000, value_parser = clap::value_parser!(u64).range(0..=1_000_000), help_heading = LATENCY)]
     pub short_run_us: u64,
 
     /// Renew a short runner's slice (true or false; needs --short-run-us): when a short runner's run
@@ -97,7 +160,7 @@ pub struct Opts {
     /// run, the slice counts as used up and it gets its new deadline now: its next run is not cut off a
     /// few microseconds before its work is done, an extra switch each time. It takes the renewal early,
     /// so it gains no CPU share by it.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub short_run_renew: bool,
 
     /// Under-share wake-ups first (true or false): a task that wakes having used less CPU than its
@@ -107,7 +170,7 @@ pub struct Opts {
     /// instead of behind every CPU hog that waited its round; nice and group accounting keep their
     /// order. It keeps the slice it had: its place moves, not its CPU time. A CPU hog never sleeps and
     /// never qualifies.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub under_share_first: bool,
 
     /// Wake-up credit, in % of the deadline offset (0-100; 0 is BFS): a task that wakes with its
@@ -115,30 +178,30 @@ pub struct Opts {
     /// a task that sleeps often runs ahead of the CPU hogs queued since they renewed their slices,
     /// instead of waiting for their slices to end. It keeps the rest of its slice, so the credit lasts
     /// one slice of CPU per deadline offset: CPU shares by nice do not change.
-    #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100), help_heading = LATENCY)]
     pub wake_credit: u32,
 
     /// Sync hand-off (true or false): a sync wake-up (the waker is about to sleep: a pipe write, a
     /// futex hand-off) runs the wakee on the waker's CPU when nothing else waits for that CPU, instead
     /// of waking an idle one: no IPI, warm caches.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub sync_handoff: bool,
 
     /// Preempt locally (true or false): a waking task that may preempt does so on the CPU handling its
     /// wake-up when it beats the task running there too, instead of on the CPU running the latest
     /// deadline (BFS): the CPU reschedules at once instead of after an IPI. When the task would head
     /// its queue it goes straight onto this CPU, which reschedules in the wake-up's own path.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub preempt_local: bool,
 
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000))]
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000), help_heading = DEADLINES)]
     pub idle_bound_ms: u64,
 
     /// What sched_yield() does (BFS yield_type): 0 nothing; 1 give up the CPU only to a task with an
     /// earlier deadline; 2 expire the slice (new deadline from now, behind the waiting tasks).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2))]
+    #[arg(long, value_name = "TYPE", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2), help_heading = DEADLINES)]
     pub yield_type: u32,
 
     /// Group accounting (BFS's group-accounting experiment): off (every task on its own, plain BFS);
@@ -148,45 +211,45 @@ pub struct Opts {
     /// tasks in its group (averaged over about one rr_interval, so that a group's own tasks keep their
     /// order); a group alone is ordered as without accounting. As BFS warned: make itself then runs
     /// like a niced task beside other work.
-    #[arg(long, value_enum, default_value_t = GroupMode::Session)]
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = GroupMode::Session, help_heading = GROUPS)]
     pub group_accounting: GroupMode,
 
     /// Fork-depth penalty (from BFS's group-accounting experiment): a task's deadline offset is multiplied by how many forks it is
     /// below init, so deep process trees (a build's compilers) yield to shallow ones.
-    #[arg(long)]
+    #[arg(long, help_heading = GROUPS)]
     pub fork_depth_penalty: bool,
 
     /// Frequency-aware CPU selection (VRQ's best_mask_cpu order): a CPU running below PCT% of its maximum performance
     /// (scx_bpf_cpuperf_cur) counts as scaled, and a waking task prefers non-scaled idle CPUs at each
     /// distance (same CPU, SMT, LLC before scaled ones; then package, node). 0-100; 0 turns it off.
-    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100), help_heading = PLACEMENT)]
     pub freq_threshold: u32,
 
     /// Delayed migration (against frequency inversion): a woken or forked task whose idle CPU would be
     /// a frequency-scaled one is placed on the waker's fast CPU, and an idle CPU is woken for it only
     /// if it has not run within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
     /// 0-10000; 0 turns it off; needs --freq-threshold (50 is the original proposal's default).
-    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000), help_heading = PLACEMENT)]
     pub migration_delay_us: u64,
 
     /// Sticky tasks (BFS): a task descheduled while still runnable is sticky to its CPU; to CPUs of
     /// other queues its deadline counts as later by the nice-19 offset, so they take it only when they
     /// have nothing better. Acts between queues: no effect with --queue global, or llc with one LLC.
-    #[arg(long)]
+    #[arg(long, help_heading = PLACEMENT)]
     pub sticky: bool,
 
     /// Print statistics every SECS seconds while the scheduler runs.
-    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    #[arg(long, value_name = "SECS", value_parser = parse_interval, help_heading = STATISTICS)]
     pub stats: Option<f64>,
 
     /// Only print the statistics of an already running scx_vrq every SECS seconds (does not load).
-    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    #[arg(long, value_name = "SECS", value_parser = parse_interval, help_heading = STATISTICS)]
     pub monitor: Option<f64>,
 
     /// With --stats or --monitor: print every counter and the wait and run-length percentiles of
     /// each class of task, not the one line per interval (queue depth, dispatches and preemptions
     /// per second, wake-up wait p50/p99 of normal tasks, idle-bound runs, kernel-thread wake-ups).
-    #[arg(long)]
+    #[arg(long, help_heading = STATISTICS)]
     pub stats_full: bool,
 
     /// Size of the debug dump printed when the scheduler exits with an error (0 = kernel default).
@@ -207,6 +270,124 @@ pub struct Opts {
 
     #[command(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
+
+    /// Every knob as it was set, "flag=value ...", for the startup log (filled by parse_from).
+    #[arg(skip)]
+    pub knob_summary: String,
+}
+
+/// Parse a command line, the profile's flags applied first (the command line's own flags win).
+pub fn parse_from<I, T>(args: I) -> Result<Opts, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let mut matches = Opts::command().try_get_matches_from(&args)?;
+    let profile = Opts::from_arg_matches(&matches)?.profile;
+    if !profile.flags().is_empty() {
+        let mut with_profile = args[..1].to_vec();
+        with_profile.extend(profile.flags().iter().map(OsString::from));
+        with_profile.extend_from_slice(&args[1..]);
+        matches = Opts::command().try_get_matches_from(&with_profile)?;
+    }
+    let mut opts = Opts::from_arg_matches(&matches)?;
+    opts.knob_summary =
+        knob_values(&matches).iter().map(|(flag, value)| format!("{flag}={value}")).collect::<Vec<_>>().join(" ");
+    Ok(opts)
+}
+
+/// The scheduling knobs (the flags under KNOB_HEADINGS), in --help's order.
+pub fn knob_args() -> Vec<clap::Arg> {
+    let mut cmd = Opts::command();
+    cmd.build(); // settles what the derive left implicit (how many values each flag takes)
+    cmd.get_arguments().filter(|a| a.get_help_heading().is_some_and(|h| KNOB_HEADINGS.contains(&h))).cloned().collect()
+}
+
+/// Each knob's long flag name (without "--") and its value as given or defaulted.
+pub fn knob_values(m: &ArgMatches) -> Vec<(String, String)> {
+    knob_args()
+        .iter()
+        .map(|a| {
+            let id = a.get_id().as_str();
+            let value = match m.get_raw(id) {
+                Some(raw) => raw.map(|v| v.to_string_lossy().into_owned()).collect::<Vec<_>>().join(","),
+                None => String::new(),
+            };
+            (a.get_long().unwrap_or(id).to_string(), value)
+        })
+        .collect()
+}
+
+/// Where each knob's default was measured, for the README's knob table (a flag's long name, then
+/// markdown). A knob that is on by default or changes a default is listed with the committed report
+/// that shows its effect.
+pub const MEASURED: &[(&str, &str)] = &[
+    (
+        "target-latency-ms",
+        "on against off at 215a64e (2026-11-23): [2026-11-23-target-default](docs/results/2026-11-23-target-default/report.md), [2026-11-24-goals-peers](docs/results/2026-11-24-goals-peers/report.md)",
+    ),
+    (
+        "short-run-us",
+        "on against off at 2736127 (2026-11-25): [2026-11-25-short-runners](docs/results/2026-11-25-short-runners/report.md)",
+    ),
+    (
+        "short-run-renew",
+        "on against off at 754056b (2026-11-25): [2026-11-25-goals-all-peers](docs/results/2026-11-25-goals-all-peers/report.md)",
+    ),
+    (
+        "under-share-first",
+        "on against off on one vCPU at cd70982 (2026-11-25): [2026-11-25-one-vcpu-latency](docs/results/2026-11-25-one-vcpu-latency/report.md)",
+    ),
+    (
+        "group-accounting",
+        "session against off at 1e291d8 (2026-11-24): [2026-11-24-group-default](docs/results/2026-11-24-group-default/report.md), hackbench [2026-11-24-group-hackbench](docs/results/2026-11-24-group-hackbench/report.md)",
+    ),
+];
+
+fn markdown_cell(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+/// The README's knob tables, one per --help section of knobs, made from the flags' definitions: flag,
+/// default, what --help says, and where it was measured (MEASURED).
+pub fn knob_table_markdown() -> String {
+    let args = knob_args();
+    let mut out = String::new();
+    for heading in KNOB_HEADINGS {
+        out.push_str(&format!(
+            "**{heading}**\n\n| flag | default | what it does (`--help`) | measured |\n|---|---|---|---|\n"
+        ));
+        for a in args.iter().filter(|a| a.get_help_heading() == Some(heading)) {
+            let long = a.get_long().unwrap_or_default();
+            let takes_value = a.get_num_args().is_some_and(|n| n.takes_values());
+            let flag = match a.get_value_names() {
+                Some(names) if takes_value => format!("`--{long} {}`", names[0]),
+                _ if takes_value => format!("`--{long} {}`", a.get_id().as_str().to_uppercase()),
+                _ => format!("`--{long}`"),
+            };
+            let default =
+                a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect::<Vec<_>>().join(",");
+            let default = if takes_value { format!("`{default}`") } else { "off".into() };
+            let mut help = a.get_long_help().or(a.get_help()).map(|h| h.to_string()).unwrap_or_default();
+            let values: Vec<_> = a.get_possible_values().into_iter().filter(|v| !v.is_hide_set()).collect();
+            if !values.is_empty() && a.get_value_parser().type_id() != clap::builder::ValueParser::bool().type_id() {
+                let each = values
+                    .iter()
+                    .map(|v| match v.get_help() {
+                        Some(h) => format!("`{}`: {}", v.get_name(), h),
+                        None => format!("`{}`", v.get_name()),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                help = format!("{help}. Values: {each}");
+            }
+            let measured = MEASURED.iter().find(|(f, _)| *f == long).map(|(_, m)| *m).unwrap_or("");
+            out.push_str(&format!("| {flag} | {default} | {} | {measured} |\n", markdown_cell(&help)));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 pub fn parse_interval(s: &str) -> std::result::Result<f64, String> {

@@ -9,6 +9,8 @@ pub use bpf_skel::*;
 pub mod bpf_intf;
 
 mod cli;
+#[cfg(test)]
+mod design_tables;
 mod lat_hist;
 mod stats;
 mod verifier;
@@ -23,7 +25,6 @@ use std::time::Duration;
 use anyhow::Context;
 use anyhow::Result;
 use anyhow::bail;
-use clap::Parser;
 use cli::GroupMode;
 use cli::Opts;
 use cli::QueueMode;
@@ -72,6 +73,30 @@ impl QueueMode {
             QueueMode::Cpu => bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32,
         }
     }
+}
+
+/// The knobs in the BPF scheduler's units: one line per flag of cli.rs's knob sections (the
+/// `const volatile` of the same name in src/bpf/main.bpf.c), the one place a flag meets the BPF side.
+fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
+    rodata.queue_mode = opts.queue.bpf_value();
+    rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
+    rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
+    rodata.max_round_ns = opts.max_round_ms * 1_000_000;
+    rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
+    rodata.target_floor_ns = opts.target_floor_us * 1000;
+    rodata.short_run_ns = opts.short_run_us * 1000;
+    rodata.short_run_renew = opts.short_run_renew;
+    rodata.under_share_first = opts.under_share_first;
+    rodata.wake_credit_pct = opts.wake_credit;
+    rodata.sync_handoff = opts.sync_handoff;
+    rodata.preempt_local = opts.preempt_local;
+    rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
+    rodata.yield_type = opts.yield_type;
+    rodata.group_mode = opts.group_accounting.bpf_value();
+    rodata.fork_depth_penalty = opts.fork_depth_penalty;
+    rodata.freq_threshold_pct = opts.freq_threshold;
+    rodata.migration_delay_ns = opts.migration_delay_us * 1000;
+    rodata.sticky_tasks = opts.sticky;
 }
 
 /// One clear line for every way the machine can be unfit, before anything is touched.
@@ -155,25 +180,7 @@ impl<'a> Scheduler<'a> {
         skel.struct_ops.vrq_ops_mut().flags = *compat::SCX_OPS_ENQ_LAST;
 
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
-        rodata.queue_mode = opts.queue.bpf_value();
-        rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
-        rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
-        rodata.max_round_ns = opts.max_round_ms * 1_000_000;
-        rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
-        rodata.target_floor_ns = opts.target_floor_us * 1000;
-        rodata.short_run_ns = opts.short_run_us * 1000;
-        rodata.short_run_renew = opts.short_run_renew;
-        rodata.under_share_first = opts.under_share_first;
-        rodata.wake_credit_pct = opts.wake_credit;
-        rodata.sync_handoff = opts.sync_handoff;
-        rodata.preempt_local = opts.preempt_local;
-        rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
-        rodata.yield_type = opts.yield_type;
-        rodata.group_mode = opts.group_accounting.bpf_value();
-        rodata.fork_depth_penalty = opts.fork_depth_penalty;
-        rodata.freq_threshold_pct = opts.freq_threshold;
-        rodata.migration_delay_ns = opts.migration_delay_us * 1000;
-        rodata.sticky_tasks = opts.sticky;
+        set_knobs(rodata, opts);
         rodata.nr_cpus = nr_cpus as u32;
         for (id, t) in &cpus {
             let slot = &mut rodata.cpu_topo[*id];
@@ -182,29 +189,11 @@ impl<'a> Scheduler<'a> {
         }
 
         info!(
-            "{} {} on Linux {}: queue={} rr_interval={}ms max_round={}ms min_slice={}us target_latency={}ms target_floor={}us short_run={}us short_run_renew={} under_share_first={} wake_credit={}% sync_handoff={} preempt_local={} idle_bound={}ms yield_type={} group_accounting={:?} fork_depth_penalty={} freq_threshold={}% migration_delay={}us sticky={}, {} CPUs",
+            "{} {} on Linux {}: {}, {} CPUs",
             SCHEDULER_NAME,
             build_id::full_version(env!("CARGO_PKG_VERSION")),
             kernel_release(),
-            opts.queue.name(),
-            opts.rr_interval_ms,
-            opts.max_round_ms,
-            opts.min_slice_us,
-            opts.target_latency_ms,
-            opts.target_floor_us,
-            opts.short_run_us,
-            opts.short_run_renew,
-            opts.under_share_first,
-            opts.wake_credit,
-            opts.sync_handoff,
-            opts.preempt_local,
-            opts.idle_bound_ms,
-            opts.yield_type,
-            opts.group_accounting,
-            opts.fork_depth_penalty,
-            opts.freq_threshold,
-            opts.migration_delay_us,
-            opts.sticky,
+            opts.knob_summary,
             cpus.len()
         );
 
@@ -389,7 +378,7 @@ fn init_log(verbose: bool) -> Result<()> {
 
 /// Parse the command line; a bad flag is one line on stderr and exit status 2.
 fn parse_opts() -> Opts {
-    match Opts::try_parse() {
+    match cli::parse_from(std::env::args_os()) {
         Ok(o) => o,
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
@@ -525,22 +514,83 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Opts, clap::Error> {
-        Opts::try_parse_from(std::iter::once("scx_vrq").chain(args.iter().copied()))
+        cli::parse_from(std::iter::once("scx_vrq").chain(args.iter().copied()))
+    }
+
+    /// Every knob by name: adding a knob, or changing a default, changes this list on purpose.
+    const DEFAULTS: &str = "queue=llc rr-interval-ms=6 max-round-ms=1000 min-slice-us=250 idle-bound-ms=2000 \
+        yield-type=1 target-latency-ms=2 target-floor-us=1000 short-run-us=6000 short-run-renew=true \
+        under-share-first=true wake-credit=50 sync-handoff=true preempt-local=true group-accounting=session \
+        fork-depth-penalty=false freq-threshold=0 migration-delay-us=0 sticky=false";
+
+    fn sorted(summary: &str) -> Vec<&str> {
+        let mut v: Vec<&str> = summary.split_whitespace().collect();
+        v.sort();
+        v
     }
 
     #[test]
-    fn defaults_are_bfs_with_session_accounting() {
+    fn defaults_by_name() {
         let o = parse(&[]).unwrap();
+        assert_eq!(sorted(&o.knob_summary), sorted(DEFAULTS), "the default knob set changed");
         assert_eq!(o.rr_interval_ms, 6, "BFS rr_interval default");
-        assert_eq!(o.queue, QueueMode::Llc);
-        assert_eq!(o.idle_bound_ms, 2000);
         assert_eq!(o.yield_type, 1, "BFS yield_type default");
-        assert_eq!(o.freq_threshold, 0, "frequency-aware selection off by default");
-        assert_eq!(o.migration_delay_us, 0, "delayed migration off by default");
-        assert!(!o.sticky, "sticky tasks off by default");
-        assert!(!o.fork_depth_penalty, "fork-depth penalty off by default");
-        assert_eq!(o.group_accounting, GroupMode::Session, "group accounting by session by default");
         assert!(o.idle_bound_ms < WATCHDOG_MS && o.max_round_ms < WATCHDOG_MS);
+    }
+
+    #[test]
+    fn the_bfs_profile_turns_every_mechanism_beyond_bfs_off() {
+        let o = parse(&["--profile", "bfs"]).unwrap();
+        let expect = DEFAULTS
+            .replace("queue=llc", "queue=global")
+            .replace("target-latency-ms=2", "target-latency-ms=0")
+            .replace("short-run-us=6000", "short-run-us=0")
+            .replace("short-run-renew=true", "short-run-renew=false")
+            .replace("under-share-first=true", "under-share-first=false")
+            .replace("wake-credit=50", "wake-credit=0")
+            .replace("sync-handoff=true", "sync-handoff=false")
+            .replace("preempt-local=true", "preempt-local=false")
+            .replace("group-accounting=session", "group-accounting=off");
+        assert_eq!(sorted(&o.knob_summary), sorted(&expect));
+        assert_eq!(o.queue, QueueMode::Global);
+        assert_eq!(o.group_accounting, GroupMode::Off);
+        // the command line's own flags win over the profile's, wherever they stand
+        let o = parse(&["--queue", "cpu", "--profile", "bfs", "--wake-credit", "25"]).unwrap();
+        assert_eq!((o.queue, o.wake_credit, o.target_latency_ms), (QueueMode::Cpu, 25, 0));
+    }
+
+    #[test]
+    fn each_profile_says_what_it_sets() {
+        use clap::ValueEnum;
+        for p in cli::Profile::value_variants() {
+            let pv = p.to_possible_value().unwrap();
+            let help = pv
+                .get_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            for pair in p.flags().chunks(2) {
+                let said = format!("{} {}", pair[0], pair[1]);
+                assert!(help.contains(&said), "profile {} sets {said} but its help does not say so", pv.get_name());
+            }
+        }
+    }
+
+    #[test]
+    fn readme_knob_tables_are_made_from_the_flags() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let (begin, end) = ("<!-- knob-tables:begin -->\n", "<!-- knob-tables:end -->");
+        let from = readme.find(begin).expect("README has no knob-tables:begin marker") + begin.len();
+        let to = readme.find(end).expect("README has no knob-tables:end marker");
+        assert!(
+            readme[from..to] == cli::knob_table_markdown(),
+            "README's knob tables differ from src/cli.rs: rewrite them with `cargo run --release --features gen-docs --bin scx_vrq-gen-docs -- --readme README.md`"
+        );
+        for (flag, _) in cli::MEASURED {
+            assert!(cli::knob_args().iter().any(|a| a.get_long() == Some(flag)), "MEASURED names no knob --{flag}");
+        }
     }
 
     #[test]
@@ -559,6 +609,7 @@ mod tests {
             &["--freq-threshold", "-1"],
             &["--migration-delay-us", "10001"],
             &["--sticky", "yes"],
+            &["--profile", "server"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was accepted");
         }

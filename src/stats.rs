@@ -38,10 +38,11 @@ most this), max is the upper edge of the highest non-empty bucket. Counts are pe
 
 ";
 
-/// Declares the counter fields once: the struct, its conversion from the BPF counter array (indexed
-/// by enum vrq_stat) and its interval delta all come from this one list.
+/// Declares the counter fields once, in blocks by concern: the struct, its conversion from the BPF
+/// counter array (indexed by enum vrq_stat), its interval delta and the --stats-full lines (each
+/// block's name, then each counter's label and value) all come from this one list.
 macro_rules! vrq_metrics {
-    ($( $field:ident = $idx:ident : $desc:literal ),* $(,)?) => {
+    ($( $block:literal => { $( $field:ident = $idx:ident, $label:literal : $desc:literal ),* $(,)? } ),* $(,)?) => {
         #[stat_doc]
         #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
         #[stat(top)]
@@ -54,10 +55,10 @@ macro_rules! vrq_metrics {
             pub nr_queued: u64,
             #[stat(desc = "Deepest any queue has been since load")]
             pub max_queued: u64,
-            $(
+            $( $(
                 #[stat(desc = $desc)]
                 pub $field: u64,
-            )*
+            )* )*
             #[stat(desc = "Waits and run lengths per class of task (normal, batch, idle, kthread): log2 histograms and their percentiles")]
             pub lat: BTreeMap<String, LatClass>,
         }
@@ -65,16 +66,21 @@ macro_rules! vrq_metrics {
         impl Metrics {
             pub fn from_counters(c: &[u64]) -> Self {
                 Self {
-                    $( $field: c[crate::bpf_intf::$idx as usize], )*
+                    $( $( $field: c[crate::bpf_intf::$idx as usize], )* )*
                     ..Default::default()
                 }
+            }
+
+            /// Every counter by block, in the list's order: (block, [(label, value)]).
+            fn counter_blocks(&self) -> Vec<(&'static str, Vec<(&'static str, u64)>)> {
+                vec![ $( ($block, vec![ $( ($label, self.$field), )* ]), )* ]
             }
 
             /// Counters and histograms become per-interval deltas; gauges (queue depths, mode) stay
             /// as they are.
             fn delta(&self, prev: &Self) -> Self {
                 Self {
-                    $( $field: self.$field.wrapping_sub(prev.$field), )*
+                    $( $( $field: self.$field.wrapping_sub(prev.$field), )* )*
                     lat: lat_hist::delta(&self.lat, &prev.lat),
                     ..self.clone()
                 }
@@ -84,59 +90,83 @@ macro_rules! vrq_metrics {
 }
 
 vrq_metrics! {
-    dispatch_local = vrq_stat_VRQ_STAT_DISPATCH_LOCAL: "Tasks dispatched from the CPU's own queue",
-    dispatch_steal = vrq_stat_VRQ_STAT_DISPATCH_STEAL: "Tasks taken from another queue after a lockless peek",
-    steal_fail = vrq_stat_VRQ_STAT_STEAL_FAIL: "Peeked tasks gone or unmovable when taken",
-    peeks = vrq_stat_VRQ_STAT_PEEK: "Lockless reads of other queues' heads",
-    keep_last = vrq_stat_VRQ_STAT_KEEP_LAST: "Only runnable task kept on its CPU with a new slice",
-    slice_renewed = vrq_stat_VRQ_STAT_SLICE_RENEWED: "Slices renewed on the tick with nothing waiting (no reschedule)",
-    direct_idle = vrq_stat_VRQ_STAT_DIRECT_IDLE: "Woken tasks handed straight to the idle CPU chosen for them",
-    goidle_idle = vrq_stat_VRQ_STAT_GOIDLE_IDLE: "CPU idle and nothing found: wasted wake-up (idle->idle)",
-    goidle_blocked = vrq_stat_VRQ_STAT_GOIDLE_BLOCKED: "CPU goes idle after the previous task blocked",
-    goidle_needother = vrq_stat_VRQ_STAT_GOIDLE_NEEDOTHER: "CPU goes idle; previous task may not stay on it",
-    sel_prev = vrq_stat_VRQ_STAT_SEL_PREV: "Wake-ups placed on the idle previous CPU",
-    sel_smt = vrq_stat_VRQ_STAT_SEL_SMT: "Wake-ups placed on an idle SMT sibling",
-    sel_llc = vrq_stat_VRQ_STAT_SEL_LLC: "Wake-ups placed on an idle CPU sharing the LLC",
-    sel_pkg = vrq_stat_VRQ_STAT_SEL_PKG: "Wake-ups placed on an idle CPU of the same package",
-    sel_node = vrq_stat_VRQ_STAT_SEL_NODE: "Wake-ups placed on an idle CPU of the same node",
-    sel_any = vrq_stat_VRQ_STAT_SEL_ANY: "Wake-ups placed on any other idle CPU",
-    sel_busy = vrq_stat_VRQ_STAT_SEL_BUSY: "Wake-ups with no idle CPU allowed",
-    enqueues = vrq_stat_VRQ_STAT_ENQUEUE: "Tasks queued",
-    new_deadlines = vrq_stat_VRQ_STAT_NEW_DEADLINE: "New deadlines (slice used up or deadline passed)",
-    preempt_kicks = vrq_stat_VRQ_STAT_PREEMPT_KICK: "Wake-up preemptions of the CPU with the latest priodl",
-    idle_kicks = vrq_stat_VRQ_STAT_IDLE_KICK: "Idle CPUs woken for a queued task",
-    batch_no_preempt = vrq_stat_VRQ_STAT_BATCH_NO_PREEMPT: "Wake-ups that may not preempt (SCHED_BATCH, sync)",
-    idle_bound = vrq_stat_VRQ_STAT_IDLE_BOUND: "SCHED_IDLE tasks run because they waited past the bound",
-    slice_shrunk = vrq_stat_VRQ_STAT_SLICE_SHRUNK: "Slices shortened because a queue is long",
-    slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER: "Shrunk slices ended by the slice timer before the next tick",
-    floor_gave_way = vrq_stat_VRQ_STAT_FLOOR_GAVE_WAY: "Slices below --min-slice-us: the floor would have held a round past half the watchdog",
-    round_over = vrq_stat_VRQ_STAT_ROUND_OVER: "Slices at the shortest the slice timer ends with the round still past half the watchdog",
-    target_shrunk = vrq_stat_VRQ_STAT_TARGET_SHRUNK: "Slices shortened to the target latency (--target-latency-ms)",
-    turn_ended = vrq_stat_VRQ_STAT_TURN_ENDED: "Turns ended for a waiting woken task: they had lasted the target's turn (--target-latency-ms)",
-    wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT: "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
-    sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF: "Sync wake-ups run on the waker's CPU (--sync-handoff)",
-    preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL: "Wake-up preemptions of the CPU handling the wake-up (--preempt-local)",
-    kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP: "Kernel threads woken, queued before user tasks for one run",
-    niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE: "Deadlines carried over between queue clocks",
-    yields = vrq_stat_VRQ_STAT_YIELD: "sched_yield() calls (what they do: --yield-type)",
-    group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED: "Deadlines stretched 1.5x or more by group accounting (other groups competing)",
-    depth_scaled = vrq_stat_VRQ_STAT_DEPTH_SCALED: "Deadlines stretched by the fork-depth penalty",
-    sel_scaled = vrq_stat_VRQ_STAT_SEL_SCALED: "Wake-ups placed on a frequency-scaled idle CPU",
-    delay_placed = vrq_stat_VRQ_STAT_DELAY_PLACED: "Woken/forked tasks kept on the waker's fast CPU, not a scaled idle one",
-    delay_ran_before = vrq_stat_VRQ_STAT_DELAY_RAN_BEFORE: "Delay-placed tasks that ran before the delay was up",
-    delay_migrated = vrq_stat_VRQ_STAT_DELAY_MIGRATED: "Delay-placed tasks still waiting when the delay ran out",
-    sticky_set = vrq_stat_VRQ_STAT_STICKY_SET: "Tasks descheduled while runnable, made sticky to their CPU",
-    sticky_kept = vrq_stat_VRQ_STAT_STICKY_KEPT: "Sticky tasks that ran again on their CPU",
-    sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED: "Other queues' sticky heads passed over as later",
-    sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN: "Sticky tasks that ran on another CPU",
-    clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT: "Target-latency clock updates that found the count of woken tasks waiting below 0: a bookkeeping defect, always 0",
-    short_run_waits = vrq_stat_VRQ_STAT_SHORT_RUN_WAIT: "Short runners (--short-run-us) queued again, not woken, that counted toward the target latency as woken tasks",
-    turn_over_dispatch = vrq_stat_VRQ_STAT_TURN_OVER_DISPATCH: "Turns over (--target-latency-ms) found when their task competed for its CPU again in dispatch, after a turn-end kick or a preemption: the slice renewed there, so the task competes with a new deadline rather than keep the CPU on its old one",
-    under_share = vrq_stat_VRQ_STAT_UNDER_SHARE: "Wake-ups of tasks that had used less CPU than their share, placed first: a deadline two nice-0 offsets earlier than their own from now, one offset before now at nice 0 (--under-share-first)",
-    preempt_direct = vrq_stat_VRQ_STAT_PREEMPT_DIRECT: "Local preemptions (preemptlocal) made by putting the woken task straight on this CPU with SCX_ENQ_PREEMPT: it would head its queue, so the CPU reschedules in the wake-up's own path, with no kick bounced through an interrupt",
-    cpu_online = vrq_stat_VRQ_STAT_CPU_ONLINE: "CPUs that came on line while loaded, kept without a restart (CPU hotplug)",
-    cpu_offline = vrq_stat_VRQ_STAT_CPU_OFFLINE: "CPUs that went off line while loaded, kept without a restart (CPU hotplug)",
-    short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW: "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
+    "dsp" => {
+        dispatch_local = vrq_stat_VRQ_STAT_DISPATCH_LOCAL, "local": "Tasks dispatched from the CPU's own queue",
+        direct_idle = vrq_stat_VRQ_STAT_DIRECT_IDLE, "direct": "Woken tasks handed straight to the idle CPU chosen for them",
+        dispatch_steal = vrq_stat_VRQ_STAT_DISPATCH_STEAL, "steal": "Tasks taken from another queue after a lockless peek",
+        steal_fail = vrq_stat_VRQ_STAT_STEAL_FAIL, "fail": "Peeked tasks gone or unmovable when taken",
+        peeks = vrq_stat_VRQ_STAT_PEEK, "peek": "Lockless reads of other queues' heads",
+        keep_last = vrq_stat_VRQ_STAT_KEEP_LAST, "keep": "Only runnable task kept on its CPU with a new slice",
+        slice_renewed = vrq_stat_VRQ_STAT_SLICE_RENEWED, "renew": "Slices renewed on the tick with nothing waiting (no reschedule)",
+    },
+    "sel" => {
+        sel_prev = vrq_stat_VRQ_STAT_SEL_PREV, "prev": "Wake-ups placed on the idle previous CPU",
+        sel_smt = vrq_stat_VRQ_STAT_SEL_SMT, "smt": "Wake-ups placed on an idle SMT sibling",
+        sel_llc = vrq_stat_VRQ_STAT_SEL_LLC, "llc": "Wake-ups placed on an idle CPU sharing the LLC",
+        sel_pkg = vrq_stat_VRQ_STAT_SEL_PKG, "pkg": "Wake-ups placed on an idle CPU of the same package",
+        sel_node = vrq_stat_VRQ_STAT_SEL_NODE, "node": "Wake-ups placed on an idle CPU of the same node",
+        sel_any = vrq_stat_VRQ_STAT_SEL_ANY, "any": "Wake-ups placed on any other idle CPU",
+        sel_busy = vrq_stat_VRQ_STAT_SEL_BUSY, "busy": "Wake-ups with no idle CPU allowed",
+    },
+    "" => {
+        enqueues = vrq_stat_VRQ_STAT_ENQUEUE, "enq": "Tasks queued",
+        new_deadlines = vrq_stat_VRQ_STAT_NEW_DEADLINE, "newdl": "New deadlines (slice used up or deadline passed)",
+        niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE, "rebase": "Deadlines carried over between queue clocks",
+        kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP, "kthread": "Kernel threads woken, queued before user tasks for one run",
+        yields = vrq_stat_VRQ_STAT_YIELD, "yield": "sched_yield() calls (what they do: --yield-type)",
+        idle_bound = vrq_stat_VRQ_STAT_IDLE_BOUND, "idlebound": "SCHED_IDLE tasks run because they waited past the bound",
+    },
+    "preempt" => {
+        preempt_kicks = vrq_stat_VRQ_STAT_PREEMPT_KICK, "kick": "Wake-up preemptions of the CPU with the latest priodl",
+        preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL, "local": "Wake-up preemptions of the CPU handling the wake-up (--preempt-local)",
+        preempt_direct = vrq_stat_VRQ_STAT_PREEMPT_DIRECT, "direct": "Local preemptions (preemptlocal) made by putting the woken task straight on this CPU with SCX_ENQ_PREEMPT: it would head its queue, so the CPU reschedules in the wake-up's own path, with no kick bounced through an interrupt",
+        batch_no_preempt = vrq_stat_VRQ_STAT_BATCH_NO_PREEMPT, "nopreempt": "Wake-ups that may not preempt (SCHED_BATCH, sync)",
+        idle_kicks = vrq_stat_VRQ_STAT_IDLE_KICK, "idlekick": "Idle CPUs woken for a queued task",
+    },
+    "goidle" => {
+        goidle_idle = vrq_stat_VRQ_STAT_GOIDLE_IDLE, "idle": "CPU idle and nothing found: wasted wake-up (idle->idle)",
+        goidle_blocked = vrq_stat_VRQ_STAT_GOIDLE_BLOCKED, "blocked": "CPU goes idle after the previous task blocked",
+        goidle_needother = vrq_stat_VRQ_STAT_GOIDLE_NEEDOTHER, "needother": "CPU goes idle; previous task may not stay on it",
+    },
+    "long queue" => {
+        slice_shrunk = vrq_stat_VRQ_STAT_SLICE_SHRUNK, "shrunk": "Slices shortened because a queue is long",
+        slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER, "slicetimer": "Shrunk slices ended by the slice timer before the next tick",
+        floor_gave_way = vrq_stat_VRQ_STAT_FLOOR_GAVE_WAY, "floorgave": "Slices below --min-slice-us: the floor would have held a round past half the watchdog",
+        round_over = vrq_stat_VRQ_STAT_ROUND_OVER, "roundover": "Slices at the shortest the slice timer ends with the round still past half the watchdog",
+    },
+    "latency" => {
+        target_shrunk = vrq_stat_VRQ_STAT_TARGET_SHRUNK, "target": "Slices shortened to the target latency (--target-latency-ms)",
+        turn_ended = vrq_stat_VRQ_STAT_TURN_ENDED, "turnend": "Turns ended for a waiting woken task: they had lasted the target's turn (--target-latency-ms)",
+        turn_over_dispatch = vrq_stat_VRQ_STAT_TURN_OVER_DISPATCH, "turnover": "Turns over (--target-latency-ms) found when their task competed for its CPU again in dispatch, after a turn-end kick or a preemption: the slice renewed there, so the task competes with a new deadline rather than keep the CPU on its old one",
+        short_run_waits = vrq_stat_VRQ_STAT_SHORT_RUN_WAIT, "shortrunwait": "Short runners (--short-run-us) queued again, not woken, that counted toward the target latency as woken tasks",
+        short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW, "shortrenew": "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
+        under_share = vrq_stat_VRQ_STAT_UNDER_SHARE, "undershare": "Wake-ups of tasks that had used less CPU than their share, placed first: a deadline two nice-0 offsets earlier than their own from now, one offset before now at nice 0 (--under-share-first)",
+        wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT, "wakecredit": "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
+        sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF, "synchandoff": "Sync wake-ups run on the waker's CPU (--sync-handoff)",
+        clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT, "clockmiscount": "Target-latency clock updates that found the count of woken tasks waiting below 0: a bookkeeping defect, always 0",
+    },
+    "group" => {
+        group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED, "scaled": "Deadlines stretched 1.5x or more by group accounting (other groups competing)",
+        depth_scaled = vrq_stat_VRQ_STAT_DEPTH_SCALED, "depth": "Deadlines stretched by the fork-depth penalty",
+    },
+    "freq" => {
+        sel_scaled = vrq_stat_VRQ_STAT_SEL_SCALED, "scaled": "Wake-ups placed on a frequency-scaled idle CPU",
+    },
+    "delay" => {
+        delay_placed = vrq_stat_VRQ_STAT_DELAY_PLACED, "placed": "Woken/forked tasks kept on the waker's fast CPU, not a scaled idle one",
+        delay_ran_before = vrq_stat_VRQ_STAT_DELAY_RAN_BEFORE, "ran": "Delay-placed tasks that ran before the delay was up",
+        delay_migrated = vrq_stat_VRQ_STAT_DELAY_MIGRATED, "migrated": "Delay-placed tasks still waiting when the delay ran out",
+    },
+    "sticky" => {
+        sticky_set = vrq_stat_VRQ_STAT_STICKY_SET, "set": "Tasks descheduled while runnable, made sticky to their CPU",
+        sticky_kept = vrq_stat_VRQ_STAT_STICKY_KEPT, "kept": "Sticky tasks that ran again on their CPU",
+        sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED, "passed": "Other queues' sticky heads passed over as later",
+        sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN, "stolen": "Sticky tasks that ran on another CPU",
+    },
+    "hotplug" => {
+        cpu_online = vrq_stat_VRQ_STAT_CPU_ONLINE, "online": "CPUs that came on line while loaded, kept without a restart (CPU hotplug)",
+        cpu_offline = vrq_stat_VRQ_STAT_CPU_OFFLINE, "offline": "CPUs that went off line while loaded, kept without a restart (CPU hotplug)",
+    },
 }
 
 impl Metrics {
@@ -164,75 +194,42 @@ impl Metrics {
 
     /// Every counter, and the wait and run-length percentiles of each class of task that ran.
     fn format_full<W: Write>(&self, w: &mut W) -> Result<()> {
-        writeln!(
-            w,
-            "[{}] {} q:{} queued:{}/{} | dsp local:{} direct:{} steal:{} fail:{} peek:{} keep:{} renew:{} \
-             | sel prev:{} smt:{} llc:{} pkg:{} node:{} any:{} busy:{}",
+        const WIDTH: usize = 110;
+        const INDENT: &str = "          ";
+        let mut line = format!(
+            "[{}] {} q:{} queued:{}/{}",
             crate::SCHEDULER_NAME,
             self.queue_mode,
             self.nr_queues,
             self.nr_queued,
-            self.max_queued,
-            self.dispatch_local,
-            self.direct_idle,
-            self.dispatch_steal,
-            self.steal_fail,
-            self.peeks,
-            self.keep_last,
-            self.slice_renewed,
-            self.sel_prev,
-            self.sel_smt,
-            self.sel_llc,
-            self.sel_pkg,
-            self.sel_node,
-            self.sel_any,
-            self.sel_busy,
-        )?;
-        writeln!(
-            w,
-            "          enq:{} newdl:{} preempt:{} idlekick:{} nopreempt:{} idlebound:{} shrunk:{} slicetimer:{} \
-             floorgave:{} roundover:{} target:{} turnend:{} wakecredit:{} synchandoff:{} preemptlocal:{} kthread:{} rebase:{} yield:{} group:{} depth:{} | goidle idle:{} blocked:{} needother:{}\n          \
-             freq scaled:{} | delay placed:{} ran:{} migrated:{} | sticky set:{} kept:{} passed:{} stolen:{} | clockmiscount:{} shortrunwait:{} shortrenew:{} turnover:{} undershare:{} preemptdirect:{} | hotplug online:{} offline:{}",
-            self.enqueues,
-            self.new_deadlines,
-            self.preempt_kicks,
-            self.idle_kicks,
-            self.batch_no_preempt,
-            self.idle_bound,
-            self.slice_shrunk,
-            self.slice_timer,
-            self.floor_gave_way,
-            self.round_over,
-            self.target_shrunk,
-            self.turn_ended,
-            self.wake_credit,
-            self.sync_handoff,
-            self.preempt_local,
-            self.kernel_wakeups,
-            self.niffies_rebase,
-            self.yields,
-            self.group_scaled,
-            self.depth_scaled,
-            self.goidle_idle,
-            self.goidle_blocked,
-            self.goidle_needother,
-            self.sel_scaled,
-            self.delay_placed,
-            self.delay_ran_before,
-            self.delay_migrated,
-            self.sticky_set,
-            self.sticky_kept,
-            self.sticky_passed,
-            self.sticky_stolen,
-            self.clock_miscount,
-            self.short_run_waits,
-            self.short_run_renews,
-            self.turn_over_dispatch,
-            self.under_share,
-            self.preempt_direct,
-            self.cpu_online,
-            self.cpu_offline,
-        )?;
+            self.max_queued
+        );
+        // A block ("| name label:value ...") goes on the current line if it fits in WIDTH, else it
+        // starts the next line, indented; only a block longer than a line is split.
+        for (block, counters) in self.counter_blocks() {
+            let tokens: Vec<String> = counters.iter().map(|(label, value)| format!("{label}:{value}")).collect();
+            let head = if block.is_empty() { "|".to_string() } else { format!("| {block}") };
+            let block_len = head.len() + tokens.iter().map(|t| t.len() + 1).sum::<usize>();
+            if line.len() + 1 + block_len > WIDTH {
+                writeln!(w, "{line}")?;
+                line = format!("{INDENT}{}", head.trim_start_matches('|').trim_start());
+            } else {
+                line.push(' ');
+                line.push_str(&head);
+            }
+            for token in tokens {
+                if line.len() + 1 + token.len() > WIDTH {
+                    writeln!(w, "{line}")?;
+                    line = format!("{INDENT}  {token}");
+                } else {
+                    if !line.ends_with(' ') {
+                        line.push(' ');
+                    }
+                    line.push_str(&token);
+                }
+            }
+        }
+        writeln!(w, "{line}")?;
         for (name, c) in &self.lat {
             if c.wake_n + c.requeue_n + c.run_n == 0 {
                 continue;
@@ -339,6 +336,24 @@ mod tests {
         ] {
             assert!(line.contains(want), "{want:?} missing in {line:?}");
         }
+    }
+
+    #[test]
+    fn full_breakdown_shows_every_counter_once() {
+        let n = crate::bpf_intf::vrq_stat_VRQ_NR_STATS as usize;
+        let counters: Vec<u64> = (0..n as u64).map(|i| 7000 + i).collect();
+        let m = Metrics::from_counters(&counters);
+        let mut out = Vec::new();
+        m.format_full(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let blocks = m.counter_blocks();
+        assert_eq!(blocks.iter().map(|(_, c)| c.len()).sum::<usize>(), n, "a BPF counter has no field, or two");
+        for (_, counters) in blocks {
+            for (label, value) in counters {
+                assert_eq!(text.matches(&format!("{label}:{value}")).count(), 1, "{label}:{value} in {text}");
+            }
+        }
+        assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
     }
 
     #[test]

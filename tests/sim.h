@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host simulation of tasks that are always runnable, all allowed on one CPU, scheduled by the same
- * policy functions as the BPF scheduler (src/bpf/policy.h) and the same dispatch flow as
- * vrq_dispatch(): at each scheduler tick the running task is charged; when its slice is used up the
- * CPU compares its renewed priodl with the queue's earliest one and runs the smaller.
+ * policy functions the BPF scheduler calls (src/bpf/policy.h: vrq_renew_deadline and
+ * vrq_group_deadline as refresh_deadline / new_deadline_from_now call them, vrq_task_prio, vrq_priodl)
+ * and the same dispatch flow as vrq_dispatch(): at each scheduler tick the running task is charged;
+ * when its slice is used up the CPU compares its renewed priodl with the queue's earliest one and
+ * runs the smaller. Tasks here are alone in their group (multiplier VRQ_GROUP_LOAD_ONE, what
+ * group_multiplier_of gives with one busy group or accounting off), at fork depth 1, and never woken
+ * (so no wake-up credit and no under-share placement).
  *
  * It predicts the CPU shares the in-guest test measures (two hogs pinned to one CPU at different nice
  * levels, or a normal and a SCHED_IDLE hog), including the effect of seeing slice expiry only at ticks.
@@ -41,7 +45,7 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 	/* every task is enqueued at 0 with a used-up slice (vrq_init_task): first deadline from now */
 	for (i = 0; i < n; i++) {
 		t[i].time_slice = (s64)slice_ns;
-		t[i].deadline = vrq_deadline(0, t[i].nice, offset_slice_ns);
+		t[i].deadline = vrq_group_deadline(0, t[i].nice, offset_slice_ns, VRQ_GROUP_LOAD_ONE);
 		t[i].runtime = 0;
 	}
 	while (now < duration_ns) {
@@ -50,11 +54,11 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 		int best = -1;
 		u64 best_key = 0;
 
-		/* the task that ran is refreshed (refresh_deadline on prev); queued ones keep theirs */
-		if (cur >= 0 && (vrq_slice_expired(t[cur].time_slice, slice_ns) ||
-				 vrq_deadline_expired(t[cur].deadline, clock))) {
+		/* the task that ran is refreshed as refresh_deadline does for a requeued (not woken) task;
+		 * queued ones keep theirs */
+		if (cur >= 0 && vrq_renew_deadline(t[cur].time_slice, slice_ns, t[cur].deadline, clock, 0)) {
 			t[cur].time_slice = (s64)slice_ns;
-			t[cur].deadline = vrq_deadline(clock, t[cur].nice, offset_slice_ns);
+			t[cur].deadline = vrq_group_deadline(clock, t[cur].nice, offset_slice_ns, VRQ_GROUP_LOAD_ONE);
 		}
 		for (i = 0; i < n; i++) {
 			u64 key = vrq_priodl(vrq_task_prio(t[i].policy, 0, 0), t[i].deadline);

@@ -2,7 +2,8 @@
 """Unit tests of the bench's method: the drop-min/max mean, the ratio to EEVDF with its interval and
 verdict (and, on synthetic boots, how often that verdict is wrong or missed), the instrument each workload is measured on, the peers' pinned versions, the staging's file
 list, the interleaved and resumable plan, the report built from saved results, and the check of a
-quick run's report. Ends with "bench: N passed, N failed"."""
+quick run's report. Ends with "bench: N passed, N failed, K skipped" (a skipped test is a skip, never a
+pass; unexpected successes of expected failures count as failures)."""
 
 import collections
 import contextlib
@@ -609,6 +610,23 @@ class TestReport(unittest.TestCase):
             for w in self.METRICS:
                 self.assertTrue(os.path.getsize(os.path.join(out, "plots", f"{w}.png")) > 1000)
 
+    def test_a_scheduler_again_is_judged_against_itself(self):
+        """An A/A pair (NAME-again beside NAME) gets its own table: the copy's runs against the
+        original's, the primary metric and each percentile."""
+        metrics = {"wakelat-100": {
+            "eevdf": [{"p50_us": 50, "p99_us": v, "p999_us": 900} for v in (95, 98, 100, 102, 105)],
+            "vrq-llc": [{"p50_us": 40, "p99_us": v, "p999_us": 800} for v in (60, 61, 62, 63, 64)],
+            "vrq-llc-again": [{"p50_us": 40, "p99_us": v, "p999_us": 800} for v in (64, 63, 62, 61, 60)]}}
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, metrics, {"wakelat-100": "instructions"}, runs=5)
+            again = report.report(out)["wakelat-100"]["again"]
+            self.assertEqual(list(again), ["vrq-llc-again"])
+            self.assertEqual(again["vrq-llc-again"]["against"], "vrq-llc")
+            self.assertEqual(again["vrq-llc-again"]["p99_us"]["ratio_to_eevdf"], 1.0)
+            self.assertEqual(again["vrq-llc-again"]["p99_us"]["verdict"], "level")
+            md = read(os.path.join(out, "report.md"))
+            self.assertIn("| vrq-llc-again ÷ vrq-llc | 1.000 [", md)
+
     def test_latency_percentiles_judged_on_their_own_runs(self):
         with tempfile.TemporaryDirectory() as out:
             write_run(out, self.METRICS, self.INSTRUMENT, runs=5)
@@ -907,6 +925,7 @@ class TestReadmeTable(unittest.TestCase):
 
 if __name__ == "__main__":
     res = unittest.main(exit=False, verbosity=1).result
-    failed = len(res.failures) + len(res.errors)
-    print(f"bench: {res.testsRun - failed} passed, {failed} failed")
+    failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
+    skipped = len(res.skipped) + len(res.expectedFailures)
+    print(f"bench: {res.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
     sys.exit(1 if failed else 0)

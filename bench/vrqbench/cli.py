@@ -174,8 +174,11 @@ def cmd_list(_):
         print(f"  {w:18} {d['instrument']:12} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)"
               + (" [only when named]" if d.get("named") else ""))
     print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
-    print("  only when named (scx_vrq's off-by-default switches):",
-          ", ".join(s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS))
+    named = [s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS]
+    print("  only when named, scx_vrq with named flags (variants of its defaults):",
+          ", ".join(s for s in named if SCHEDULERS[s].get("vrq") and not s.endswith("-again")))
+    print("  only when named, A/A checks (a scheduler again under another name):",
+          ", ".join(s for s in named if s.endswith("-again")))
     installed = installed_peer_versions(REPO)
     print(f"peers (pinned, installed into {PEERS_ROOT} by `bench run`):")
     for s in SCHEDULERS:

@@ -58,6 +58,20 @@ def _judged(values_by_scheduler, higher):
     return per
 
 
+AGAIN = "-again"
+
+
+def _again_pairs(schedulers):
+    """The A/A pairs of a plan: each scheduler named ORIGINAL-again (the same command under another name)
+    whose ORIGINAL is in the plan too, mapped to ORIGINAL."""
+    return {s: s[:-len(AGAIN)] for s in schedulers if s.endswith(AGAIN) and s[:-len(AGAIN)] in schedulers}
+
+
+def _as_ratio(c):
+    """stats.compare's result in the shape fmt_ratio reads."""
+    return {"ratio_to_eevdf": c["ratio"], "ci": c["ci"], "ci_level": c["ci_level"], "verdict": c["verdict"]}
+
+
 def summarize_run(plan, recs):
     """Per workload: its instrument, and per scheduler status counts, the primary metric's statistics,
     its ratio to EEVDF with the interval and verdict (and VRQ's ratio of trimmed means), the mean
@@ -94,6 +108,19 @@ def summarize_run(plan, recs):
             for p in spec["percentiles"]:
                 ws["percentiles"][p] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
                                                                for s, ok in ok_by_scheduler.items()}, False)}
+        again = _again_pairs(plan["schedulers"])
+        if again:
+            ws["again"] = {}
+            for copy, original in again.items():
+                values = {name: [(r.get("metrics") or {}).get(primary) for r in ok_by_scheduler[name]]
+                          for name in (copy, original)}
+                entry = {"against": original, primary: _as_ratio(compare(values[original], values[copy],
+                                                                          spec["higher"]))}
+                for p in spec.get("percentiles", ()):
+                    pv = {name: [(r.get("metrics") or {}).get(p) for r in ok_by_scheduler[name]]
+                          for name in (copy, original)}
+                    entry[p] = _as_ratio(compare(pv[original], pv[copy], False))
+                ws["again"][copy] = entry
         traced = {s: [r["metrics"]["trace"] for r in ok if "trace" in (r.get("metrics") or {})]
                   for s, ok in ok_by_scheduler.items()}
         if any(traced.values()):
@@ -273,6 +300,18 @@ def markdown(plan, summary, machine):
             lines.append("|---|" + "---|" * len(TRACE_COLS))
             for s, t in ws["trace"].items():
                 lines.append(f"| {s} | " + " | ".join(_fmt_count(t.get(k)) for k, _ in TRACE_COLS) + " |")
+            lines.append("")
+        if ws.get("again"):
+            lines.append("A/A: each scheduler run again under another name against itself (the same command, "
+                         "interleaved in the same boot), the same rule: the copy's runs ÷ the original's. Every "
+                         "verdict here is a false one (5% expected per cell).")
+            lines.append("")
+            measures = [m for m in next(iter(ws["again"].values())) if m != "against"]
+            lines.append("| copy ÷ original | " + " | ".join(measures) + " |")
+            lines.append("|---|" + "---|" * len(measures))
+            for copy, entry in ws["again"].items():
+                lines.append(f"| {copy} ÷ {entry['against']} | " + " | ".join(fmt_ratio(entry[m]) for m in measures)
+                             + " |")
             lines.append("")
         lines.append(f"![{w}](plots/{w}.png)")
         lines.append("")

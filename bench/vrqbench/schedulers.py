@@ -50,6 +50,8 @@ SCHEDULERS = {
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
+    # BFS as it was (--profile bfs: one queue, every mechanism beyond BFS off)
+    "vrq-bfs": {"cmd": _vrq("--profile", "bfs"), "vrq": True, "variant": True},
     # one wake-up rule off at a time (a pipe's round trip on the parallel instrument, 16be1e5, 2026-11-25)
     "vrq-sync-handoff-off": {"cmd": _vrq("--sync-handoff", "false"), "vrq": True, "variant": True},
     "vrq-preempt-local-off": {"cmd": _vrq("--preempt-local", "false"), "vrq": True, "variant": True},

@@ -18,13 +18,32 @@ use clap_complete::Shell;
 mod cli;
 
 const NAME: &str = "scx_vrq";
-const USAGE: &str = "usage: scx_vrq-gen-docs OUTDIR
+const USAGE: &str = "usage: scx_vrq-gen-docs OUTDIR | --readme README.md
 
 Writes into OUTDIR (created if missing):
   scx_vrq.8                     the man page (section 8, roff)
   completions/scx_vrq.bash      bash completion
   completions/_scx_vrq          zsh completion
-  completions/scx_vrq.fish      fish completion";
+  completions/scx_vrq.fish      fish completion
+
+--readme FILE rewrites the knob tables of FILE (the README) between its knob-tables markers from the
+same definition (a Rust test fails while they differ).";
+
+const TABLES_BEGIN: &str = "<!-- knob-tables:begin -->\n";
+const TABLES_END: &str = "<!-- knob-tables:end -->";
+
+fn write_readme_tables(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (Some(b), Some(e)) = (text.find(TABLES_BEGIN), text.find(TABLES_END)) else {
+        return Err(format!("{} has no {} ... {} markers", path.display(), TABLES_BEGIN.trim(), TABLES_END));
+    };
+    let from = b + TABLES_BEGIN.len();
+    if e < from {
+        return Err(format!("{}: the knob-tables markers are out of order", path.display()));
+    }
+    let new = format!("{}{}{}", &text[..from], cli::knob_table_markdown(), &text[e..]);
+    std::fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
 
 /// Sections clap does not know about: where the service reads its flags, what the exit statuses
 /// mean, where the statistics are served. Plain roff appended after clap_mangen's sections.
@@ -93,6 +112,14 @@ fn main() {
     let out = match args.as_slice() {
         [h] if h == "-h" || h == "--help" => {
             println!("{USAGE}");
+            return;
+        }
+        [flag, readme] if flag == "--readme" => {
+            if let Err(e) = write_readme_tables(Path::new(readme)) {
+                eprintln!("scx_vrq-gen-docs: {e}");
+                std::process::exit(1);
+            }
+            println!("{readme}");
             return;
         }
         [dir] if !dir.starts_with('-') => PathBuf::from(dir),
