@@ -181,8 +181,10 @@ class Stats:
 def flag_default(flag):
     """scx_vrq's default for `flag`, as its --help states it (one source of truth: src/cli.rs)."""
     text = subprocess.run([SCX_VRQ, "--help"], check=True, capture_output=True, text=True).stdout
-    # from the flag's own entry (a line starting with it), not a mention in another flag's text
-    m = re.search(r"^\s*(?:-\w, )?" + re.escape(flag) + r"\b.*?\[default: ([^\]]+)\]", text, re.S | re.M)
+    # from the flag's own entry (clap indents it at most 6 columns, "      --flag <VALUE>"), not a mention
+    # in another flag's text, which is indented further (a wrapped line of --profile's help can start
+    # with "--min-slice-us")
+    m = re.search(r"^ {0,6}(?:-\w, )?" + re.escape(flag) + r"(?=[\s<=]).*?\[default: ([^\]]+)\]", text, re.S | re.M)
     if not m:
         raise RuntimeError(f"scx_vrq --help states no default for {flag}")
     return m.group(1)
