@@ -103,9 +103,7 @@ impl QueueMode {
 /// earlier. SCHED_IDLE tasks run only when no normal task waits (bounded by --idle-bound-ms);
 /// SCHED_BATCH tasks never preempt. Needs root and a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).
 #[derive(Debug, Parser)]
-// args_override_self: a flag given twice takes its last value, so a profile's flags, put first, yield
-// to the command line's own.
-#[command(version = None, disable_version_flag = true, args_override_self = true)]
+#[command(version = None, disable_version_flag = true)]
 pub struct Opts {
     /// Start from a named set of knob values: default, or bfs (every mechanism beyond BFS off). Flags
     /// given beside it win over the profile's.
@@ -283,13 +281,24 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let mut matches = Opts::command().try_get_matches_from(&args)?;
+    let cmd = Opts::command();
+    let mut matches = cmd.clone().try_get_matches_from(&args)?;
     let profile = Opts::from_arg_matches(&matches)?.profile;
-    if !profile.flags().is_empty() {
+    // The profile's flags that the command line does not give itself go before its own: a flag given
+    // twice stays an error, as without a profile.
+    let mut from_profile = Vec::new();
+    for pair in profile.flags().chunks(2) {
+        let long = pair[0].trim_start_matches("--");
+        let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long)).expect("a profile names a flag");
+        if matches.value_source(arg.get_id().as_str()) != Some(clap::parser::ValueSource::CommandLine) {
+            from_profile.extend(pair.iter().map(OsString::from));
+        }
+    }
+    if !from_profile.is_empty() {
         let mut with_profile = args[..1].to_vec();
-        with_profile.extend(profile.flags().iter().map(OsString::from));
+        with_profile.extend(from_profile);
         with_profile.extend_from_slice(&args[1..]);
-        matches = Opts::command().try_get_matches_from(&with_profile)?;
+        matches = cmd.try_get_matches_from(&with_profile)?;
     }
     let mut opts = Opts::from_arg_matches(&matches)?;
     opts.knob_summary =

@@ -610,6 +610,8 @@ mod tests {
             &["--migration-delay-us", "10001"],
             &["--sticky", "yes"],
             &["--profile", "server"],
+            &["--queue", "cpu", "--queue", "llc"],
+            &["--profile", "bfs", "--wake-credit", "10", "--wake-credit", "20"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was accepted");
         }
