@@ -117,11 +117,15 @@ struct task_ctx {
 	u64 last_charged;	/* when run time was last charged to time_slice */
 	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
+	struct fork_depth fork;		/* the fork-depth penalty (groups.bpf.c) */
 	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL (task_prio) until it uses up its
 				 * slice. enqueue writes it on a wake-up; new_deadline_from_now clears it */
 	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_idle reads it */
 	/* hand-offs between callbacks */
 	struct wakeup_handoff wake;	/* select_cpu -> enqueue */
+	struct delay_placement delay;	/* delayed migration (delay.bpf.c): select_cpu -> enqueue -> running */
+	struct sticky_mark sticky;	/* sticky tasks (sticky.bpf.c) */
+	struct latency_waiter_mark target;	/* target latency (latency.bpf.c) */
 	/* dispatch -> enqueue: the task that just ran lost its CPU in that CPU's dispatch, which refreshed
 	 * its deadline; enqueue (ready_to_queue) takes it as is while that CPU has begun no other run.
 	 * prev_keeps_cpu writes both; ready_to_queue clears fresh_cpu */
@@ -137,11 +141,6 @@ struct task_ctx {
 	u64 slept_at;
 	u64 avg_sleep_ns;
 	struct lat_marks lat;		/* latency histograms (stats.bpf.c) */
-	/* the optional mechanisms, each its own */
-	struct latency_waiter_mark target;	/* target latency (latency.bpf.c) */
-	struct delay_placement delay;	/* delayed migration (delay.bpf.c): select_cpu -> enqueue -> running */
-	struct sticky_mark sticky;	/* sticky tasks (sticky.bpf.c) */
-	struct fork_depth fork;		/* the fork-depth penalty (groups.bpf.c) */
 };
 
 /* What dispatch found at the heads of the queues (find_best_head). */

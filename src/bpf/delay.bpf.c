@@ -8,16 +8,6 @@
  */
 #include "vrq.bpf.h"
 
-/* Delayed migration: only wake-ups and forks, and only onto a fast waker that may run the task. */
-__hidden bool delay_may_apply(struct task_struct *p __task, s32 waker, u64 wake_flags)
-{
-	return vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker), bpf_cpumask_test_cpu(waker, p->cpus_ptr),
-				   0) &&
-	       (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
-}
-
-
-
 /*
  * Delayed migration, the delay ends: the tasks placed on @cpu (a waker) have waited it out without
  * running (vrq_delay_expired). Wake the scaled idle CPU the latest of them passed over, else the

@@ -6,6 +6,7 @@
  * BFS's upgradeable-lock experiment).
  */
 #include "vrq.bpf.h"
+#include "deadline.bpf.h"
 
 /*
  * SCHED_IDLE tasks wait behind every normal task, but never long enough to trip the sched_ext

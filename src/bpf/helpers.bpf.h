@@ -226,4 +226,16 @@ static __always_inline void count_sticky_passed(const struct best_head *best, u6
 		stat_inc(VRQ_STAT_STICKY_PASSED);
 }
 
+/*
+ * Delayed migration: only wake-ups and forks, and only onto a fast waker that may run the task. Here,
+ * not in delay.bpf.c: select_cpu's search must see its result as the verifier does inline (false when
+ * --migration-delay-us is off), or it walks every scaled step as if it might delay.
+ */
+static __always_inline bool delay_may_apply(struct task_struct *p, s32 waker, u64 wake_flags)
+{
+	return vrq_delay_placement(migration_delay_ns, 1, cpu_scaled(waker), bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+				   0) &&
+	       (wake_flags & (SCX_WAKE_TTWU | SCX_WAKE_FORK));
+}
+
 #endif /* __VRQ_HELPERS_BPF_H */

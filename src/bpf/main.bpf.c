@@ -14,6 +14,7 @@
  * (stats.bpf.c).
  */
 #include "vrq.bpf.h"
+#include "deadline.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 

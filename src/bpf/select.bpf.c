@@ -6,6 +6,7 @@
  * delayed migration (delay.bpf.c).
  */
 #include "vrq.bpf.h"
+#include "deadline.bpf.h"
 
 static bool cpu_idle_now(s32 cpu)
 {
@@ -131,12 +132,12 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 	bool freq_aware = freq_threshold_pct != 0;
 	const struct cpumask *perf_cpus, *search;
 	struct perf_masks *pm = NULL;
-	u32 i, dist, perf;
+	u32 zero = 0, i, dist, perf;
 
 	if (!idle_cpu_allowed(p))
 		return r;	/* nothing to claim, nor a scaled idle CPU to pass over */
 	if (freq_aware)
-		pm = perf_masks_get();
+		pm = bpf_map_lookup_elem(&perf_masks, &zero);
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
 		if (!vrq_select_step(i, freq_aware, &dist, &perf))
 			break;
@@ -207,13 +208,7 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 		stat_inc(VRQ_STAT_SYNC_HANDOFF);
 		return waker;
 	}
-	/*
-	 * migration_delay_ns read here as well as in delay_may_apply: a global function's result is unknown
-	 * to the verifier, and with delayed migration off (a constant at load) it must still see may_delay
-	 * false, or it walks every scaled step of the search as if it might delay (211k instructions for
-	 * select_cpu instead of 52k)
-	 */
-	pk = pick_idle_cpu(p, prev_cpu, migration_delay_ns && delay_may_apply(p, waker, wake_flags));
+	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
 		tctx->delay.scaled_cpu = pk.scaled_cpu;	/* >= 0 whenever pk.delay */

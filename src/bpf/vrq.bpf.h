@@ -60,6 +60,12 @@ extern u64 waiters_gen;
 
 #define VRQ_NO_QUEUE ((u32)-1)
 
+#ifdef VRQ_MAPS_HERE
+#define __vrq_shared
+#else
+#define __vrq_shared __weak
+#endif
+
 #include "ctx.bpf.h"
 
 /*
@@ -84,7 +90,7 @@ struct vrq_stats_map {
 	__type(key, u32);
 	__type(value, struct vrq_stats);
 };
-struct vrq_stats_map stats __weak SEC(".maps");	/* stats.bpf.c */
+struct vrq_stats_map stats __vrq_shared SEC(".maps");	/* stats.bpf.c */
 
 struct vrq_task_ctxs_map {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -92,7 +98,7 @@ struct vrq_task_ctxs_map {
 	__type(key, int);
 	__type(value, struct task_ctx);
 };
-struct vrq_task_ctxs_map task_ctxs __weak SEC(".maps");	/* main.bpf.c (init_task creates it) */
+struct vrq_task_ctxs_map task_ctxs __vrq_shared SEC(".maps");	/* main.bpf.c (init_task creates it) */
 
 struct vrq_cpu_ctxs_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -100,7 +106,7 @@ struct vrq_cpu_ctxs_map {
 	__type(key, u32);
 	__type(value, struct cpu_ctx);
 };
-struct vrq_cpu_ctxs_map cpu_ctxs __weak SEC(".maps");	/* init.bpf.c (init builds it) */
+struct vrq_cpu_ctxs_map cpu_ctxs __vrq_shared SEC(".maps");	/* init.bpf.c (init builds it) */
 
 struct vrq_perf_masks_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -108,7 +114,7 @@ struct vrq_perf_masks_map {
 	__type(key, u32);
 	__type(value, struct perf_masks);
 };
-struct vrq_perf_masks_map perf_masks __weak SEC(".maps");	/* freq.bpf.c */
+struct vrq_perf_masks_map perf_masks __vrq_shared SEC(".maps");	/* freq.bpf.c */
 
 #include "helpers.bpf.h"
 
@@ -119,9 +125,7 @@ struct vrq_perf_masks_map perf_masks __weak SEC(".maps");	/* freq.bpf.c */
 #define __task __arg_trusted		/* the task a callback was given, passed on */
 #define __tctx __arg_nonnull		/* its task_ctx, looked up and checked by the caller */
 
-/* deadline.bpf.c: the deadline and its slice */
-u64 advance_niffies(u32 q);
-int refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken);
+/* deadline.bpf.c: the deadline and its slice (the rule itself: deadline.bpf.h) */
 u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken);
 bool anything_waiting(void);
 int renew_on_tick(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q);
@@ -160,7 +164,6 @@ u32 fork_depth_of(struct task_struct *p __task);
 int refresh_cpu_perf(s32 cpu);
 
 /* delay.bpf.c: delayed migration */
-bool delay_may_apply(struct task_struct *p __task, s32 waker, u64 wake_flags);
 bool hold_for_delay(struct task_ctx *tctx __tctx, s32 cpu);
 int delayed_task_runs(struct task_ctx *tctx __tctx);
 int delay_tick(s32 cpu, u64 now);
