@@ -1,14 +1,25 @@
-// Builds the BPF scheduler (src/bpf/main.bpf.c) into a libbpf-rs skeleton and generates Rust bindings
-// for the definitions shared with it (src/bpf/intf.h). Through compile_link_gen, lavd's way (each
-// source compiled on its own, then linked into one object): ready for one .bpf.c file per concern,
-// each added with add_source(). With main.bpf.c alone the verifier walks exactly what it walked when
-// the skeleton was built from it directly (167,704 instructions with --queue llc, 2026-11-26). The
-// skeleton is named "bpf" (BpfSkel) either way.
+// Builds the BPF scheduler (src/bpf/: main.bpf.c and one .bpf.c per concern, compiled each on its own
+// and linked into one object, lavd's way) into a libbpf-rs skeleton, and generates Rust bindings for
+// the definitions shared with it (src/bpf/intf.h). compile_link_gen names the skeleton "bpf" whatever
+// the sources (BpfSkel, as before the split).
 fn main() {
     scx_cargo::BpfBuilder::new()
         .unwrap()
         .enable_intf("src/bpf/intf.h", "bpf_intf.rs")
         .enable_skel("src/bpf/main.bpf.c", "bpf")
+        .add_source("src/bpf/deadline.bpf.c")
+        .add_source("src/bpf/latency.bpf.c")
+        .add_source("src/bpf/select.bpf.c")
+        .add_source("src/bpf/preempt.bpf.c")
+        .add_source("src/bpf/dispatch.bpf.c")
+        .add_source("src/bpf/groups.bpf.c")
+        .add_source("src/bpf/freq.bpf.c")
+        .add_source("src/bpf/delay.bpf.c")
+        .add_source("src/bpf/sticky.bpf.c")
+        .add_source("src/bpf/stats.bpf.c")
+        .add_source("src/bpf/slice_timer.bpf.c")
+        .add_source("src/bpf/init.bpf.c")
+        .add_source("src/bpf/hotplug.bpf.c")
         .compile_link_gen()
         .unwrap();
     println!("cargo:rerun-if-changed=src/bpf/policy.h");

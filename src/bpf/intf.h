@@ -129,7 +129,6 @@ enum vrq_stat {
 	VRQ_NR_STATS,
 };
 
-
 /* Performance levels are relative to the CPU's maximum, as sched_ext reports them (SCX_CPUPERF_ONE). */
 enum vrq_perf_consts {
 	VRQ_PERF_ONE		= 1024,
