@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq: definitions shared by the BPF scheduler (main.bpf.c), the pure policy (policy.h), the host
+ * scx_vrq: definitions shared by the BPF scheduler (the .bpf.c files), the pure policy (policy.h), the host
  * tests and the Rust loader (through bindgen). No logic here: constants, enums and layouts only.
  */
 #ifndef __VRQ_INTF_H
