@@ -15,7 +15,7 @@
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
  *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired() (has the delay run
- *                                        out? main.bpf.c's end_delay() acts on it)
+ *                                        out? delay.bpf.c's end_delay() acts on it)
  *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl(), vrq_sticky_holds()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
