@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq: definitions shared by the BPF scheduler (main.bpf.c), the pure policy (policy.h), the host
+ * scx_vrq: definitions shared by the BPF scheduler (the .bpf.c files), the pure policy (policy.h), the host
  * tests and the Rust loader (through bindgen). No logic here: constants, enums and layouts only.
  */
 #ifndef __VRQ_INTF_H
@@ -128,7 +128,6 @@ enum vrq_stat {
 	VRQ_STAT_CPU_OFFLINE,		/* CPUs that went off line while loaded (no restart) */
 	VRQ_NR_STATS,
 };
-
 
 /* Performance levels are relative to the CPU's maximum, as sched_ext reports them (SCX_CPUPERF_ONE). */
 enum vrq_perf_consts {

@@ -15,7 +15,7 @@
  *                                        vrq_cpu_distance(), enum vrq_distance in intf.h
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
  *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired() (has the delay run
- *                                        out? main.bpf.c's end_delay() acts on it)
+ *                                        out? delay.bpf.c's end_delay() acts on it)
  *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl(), vrq_sticky_holds()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
@@ -128,7 +128,7 @@ static __always_inline u64 vrq_group_deadline(u64 niffies, s32 nice, u64 slice_n
  * The group's runnable count is averaged over the last @tau_ns or so, not taken at the moment of
  * renewal: a request/worker process whose 5 threads are runnable 2 to 5 at a time gave one thread an
  * offset of 2 x rr_interval and the next one 5 x, ordering the group's own threads by when they
- * happened to renew; its request p99 doubled (docs/measured.md). Averaged, every thread of a steady
+ * happened to renew, and its request latency's tail grew (docs/experiments.md). Averaged, every thread of a steady
  * group gets about the same multiplier, so the threads keep BFS's order among themselves and the
  * group as a whole competes as one task.
  *
@@ -158,7 +158,7 @@ static __always_inline u64 vrq_group_avg_toward(u64 avg, u64 level, u64 dt_ns, u
  * @acc (one multiply), and the average takes in @acc's mean at most once per VRQ_GROUP_SAMPLES-th of
  * tau (a division or two). A pipe's two tasks wake and sleep every ten microseconds or so: group
  * accounting that advanced three averages at each of those (and read the session with probe-read
- * helpers) took a pipe round trip from 17.96 to 19.67 µs. Every change still counts, so a count that
+ * helpers) slowed a pipe's round trip measurably (docs/experiments.md). Every change still counts, so a count that
  * swings in step with the samples is not mistaken for one of its values.
  *
  * @nr is the count (the caller changes it, atomically where it must); vrq_load_note_change() runs
@@ -219,9 +219,9 @@ static __always_inline void vrq_load_note_change(struct vrq_load *l, u64 now, u6
  * groups together: the group's count (at least 1), weighed in as the other groups' count grows to one
  * task -- 1 + (count - 1) x min(others, 1). Beside another busy group, N runnable tasks share one
  * task's turn. Alone, or beside a stray wake-up of another session, the group keeps BFS's order:
- * hackbench's single group, runnable from a handful to 160 within a few rr_intervals, took 1.21x
- * EEVDF's time with its count as the multiplier, against 0.88x without accounting, because the count
- * swings faster than any average and mixes the group's own threads' offsets (docs/measured.md).
+ * hackbench's single group, runnable from a handful to 160 within a few rr_intervals, ran slower
+ * with its count as the multiplier than without accounting, because the count swings faster than
+ * any average and mixes the group's own threads' offsets (docs/experiments.md).
  *
  * Not relative to the mean group: a task's turn comes once per slice plus offset, and a small group
  * cannot get a turn shorter than its slice, so only a larger multiplier for the larger group moves the
@@ -361,8 +361,9 @@ static __always_inline int vrq_preempt_local(int prefer_local, int local_allowed
  *    time (vrq_offset_slice()), so every task's offset is the same however long the queue was when it
  *    got it, and nice keeps its share: under BFS's rule a nice-10 task beside a nice-0 one gets about
  *    slice / (offset difference + slice), a ratio the faster clock leaves alone. (Shorter turns with
- *    offsets kept in real time took nice 0 : nice 10 from 8:1 to 35:1; offsets shrunk with each turn
- *    mixed long offsets given at quiet moments with short ones given while busy: docs/measured.md.)
+ *    offsets kept in real time widened nice's ratio several times over, since it follows the offset
+ *    difference relative to the slice; offsets shrunk with each turn mixed long offsets given at quiet
+ *    moments with short ones given while busy: docs/experiments.md.)
  * 2. Long queues: a fixed rr_interval makes one round of the queue last nr_queued_per_cpu * slice:
  *    10,000 runnable tasks on 2 CPUs at 6 ms is 30 s, past the sched_ext watchdog. While a round would
  *    exceed @max_round_ns the slice shrinks to max_round / nr_queued_per_cpu, never below
@@ -399,8 +400,8 @@ enum vrq_slice_rule {
  *   - beyond that the turn grows back by the floor's share for each one more: floor * r / (target /
  *     floor), up to rr_interval again. So many woken tasks waiting are no longer tasks held up behind
  *     a few CPU hogs but the load itself (hackbench's hundreds of senders and receivers), and cutting
- *     their turns only adds switches: with turns held at the floor hackbench took 1.04-1.27x EEVDF's
- *     time against 0.85x with BFS's turns (docs/measured.md).
+ *     their turns only adds switches: with turns held at the floor hackbench ran slower than with
+ *     BFS's turns (docs/measured.md, the target latency).
  * VRQ_RATE_ONE when @target_ns is 0 (off), nothing waits, or the floor is rr_interval or longer.
  */
 static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns, u64 nr_queued, u64 nr_cpus)
@@ -433,8 +434,8 @@ static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns
  *
  * Why only woken ones: the faster clock is for tasks that slept and must not wait behind turns of a
  * full rr_interval. Tasks requeued after their turn (CPU hogs: a build's compilers) gain nothing from
- * shorter turns; counting them made make -j(1.5 x CPUs) switch twice as often and take 1.26x EEVDF's
- * time on the parallel instrument, against 0.97x without the faster clock (docs/measured.md).
+ * shorter turns; counting them made make -j(1.5 x CPUs) switch twice as often and run slower than
+ * without the faster clock (docs/experiments.md).
  */
 static __always_inline u64 vrq_clock_waiters(s64 woken, u64 queued)
 {

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq's per-CPU and per-task state (included by vrq.bpf.h). Each optional mechanism keeps its
+ * per-task state in its own sub-struct of task_ctx, written and read only by its own file (and
+ * init_task, which starts it): delayed migration (delay), sticky tasks (sticky), the fork-depth penalty
+ * (fork), the target latency's count (target).
+ */
+#ifndef __VRQ_CTX_BPF_H
+#define __VRQ_CTX_BPF_H
+
+/*
+ * Delayed migration, per waker CPU: the tasks placed on it instead of on a scaled idle CPU that have not
+ * run yet. enqueue (start_delay) counts a placement in; running (delayed_task_runs) counts one out while the
+ * generation is the same; the CPU's tick ends the delay (end_delay: new generation, count reset,
+ * an idle CPU woken).
+ */
+struct delay_waker {
+	s64 pending;		/* placed here, not yet run, this generation */
+	u64 gen;		/* bumped each time the pending ones' delay ran out */
+	u64 first_at;		/* when the oldest pending one was placed */
+	s32 scaled_cpu;		/* the scaled idle CPU the latest one passed over */
+};
+
+/* Per-CPU state, readable by every CPU (try_preempt reads what the others run). */
+struct cpu_ctx {
+	u64 running_priodl;			/* priodl of the task running here; 0 when none
+						 * (set_running_priodl: running, keep_on_cpu, stopping) */
+	struct delay_waker delay;		/* delayed migration, this CPU as the waker */
+	/* short slices: which run of this CPU the slice timer was armed for (see slice_timer_fired) */
+	u64 run_seq;				/* start_run bumps it for every run */
+	u64 timer_seq;				/* the run_seq start_run armed the timer for */
+	u64 run_started;			/* when the current run began (start_run); with a target
+						 * latency, find_cpu_for ends the longest turn for a
+						 * waiting woken task */
+	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
+	u8 waker_preempted;			/* short runners: a task woken by the one running here
+						 * preempts it (preempt_for_wakeup); its run ends there.
+						 * start_run clears it */
+	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
+	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
+	struct bpf_cpumask __kptr *pkg;		/* ... within VRQ_DIST_PKG */
+	struct bpf_cpumask __kptr *node;	/* ... within VRQ_DIST_NODE */
+	struct bpf_cpumask __kptr *tmp;		/* scratch, used only by this CPU */
+};
+
+/*
+ * The CPUs that are fast / scaled (frequency-scaled: below --freq-threshold), as last seen (each CPU
+ * updates its own bit on its tick and when it looks for work). Two masks because cpumask kfuncs have
+ * no and-not.
+ */
+struct perf_masks {
+	struct bpf_cpumask __kptr *fast;
+	struct bpf_cpumask __kptr *scaled;
+};
+
+/*
+ * State a task carries from one callback to another, one struct or field per hand-off, each saying who
+ * writes it and who reads and clears it.
+ */
+
+/* select_cpu -> the enqueue of the same wake-up. */
+struct wakeup_handoff {
+	u8 sync;		/* SCX_WAKE_SYNC: the waker is about to sleep, so the wakee preempts nobody.
+				 * select_cpu writes it; enqueue takes it (reads and clears, vrq_take_once:
+				 * select_cpu is skipped for a task allowed on one CPU); running clears it (a
+				 * task select_cpu inserted itself is never enqueued) */
+};
+
+/* Delayed migration: select_cpu -> enqueue -> running. */
+struct delay_placement {
+	s32 scaled_cpu;		/* select_cpu: placed on the waker instead of this scaled idle
+				 * CPU (-1: not placed); enqueue takes it (hold_for_delay) */
+	s32 waker;		/* enqueue (start_delay): the waker CPU it was queued on, counted
+				 * in that CPU's delay.pending (-1: none); running reads and
+				 * clears it (delayed_task_runs) */
+	u64 gen;		/* with waker: that CPU's delay.gen when it was placed; running compares */
+};
+
+/* Sticky tasks, stopping -> dispatch; yield -> stopping. */
+struct sticky_mark {
+	s32 sticky_cpu;		/* the CPU it was descheduled from while runnable (-1: none).
+				 * stopping (mark_sticky) writes it; dispatch reads it
+				 * (sticky_elsewhere); running (sticky_ends) and keep_on_cpu
+				 * clear it */
+	u8 yielded;		/* it called sched_yield(), so leaving is voluntary (not sticky).
+				 * yield writes it; stopping (mark_sticky) reads and clears it */
+};
+
+/* The fork-depth penalty (--fork-depth-penalty). */
+struct fork_depth {
+	u32 fork_depth;		/* forks from init (init's children: 1); init_task writes it */
+};
+
+/* Target latency, enqueue -> running / quiescent. */
+struct latency_waiter_mark {
+	u8 latency_waiter;	/* queued by its wake-up or as a short runner, and counted in
+				 * latency_waiters. enqueue (count_latency_waiter) sets it; running
+				 * and quiescent (uncount_latency_waiter) clear it */
+	u64 waiters_gen;	/* ... in this waiters_gen (count_latency_waiter writes it) */
+};
+
+/* Latency histograms: runnable / stopping -> running -> stopping. */
+struct lat_marks {
+	u64 wait_since;		/* runnable (a wake-up) or stopping (still runnable) writes when
+				 * its wait began; running records the wait and clears it (0: not
+				 * waiting) */
+	u64 run_since;		/* running writes when its run began; stopping records the run
+				 * and clears it */
+	u8 wait_requeue;	/* with wait_since: the wait was begun by a deschedule, not a wake-up */
+};
+
+struct task_ctx {
+	/* the deadline and the slice (refresh_deadline, charge_slice) */
+	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
+	u64 offset;		/* the deadline offset it was given at its last renewal (clock time) */
+	s64 time_slice;		/* what is left of the current slice (ns) */
+	u64 last_charged;	/* when run time was last charged to time_slice */
+	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
+	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
+	struct fork_depth fork;		/* the fork-depth penalty (groups.bpf.c) */
+	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL (task_prio) until it uses up its
+				 * slice. enqueue writes it on a wake-up; new_deadline_from_now clears it */
+	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_idle reads it */
+	/* hand-offs between callbacks */
+	struct wakeup_handoff wake;	/* select_cpu -> enqueue */
+	struct delay_placement delay;	/* delayed migration (delay.bpf.c): select_cpu -> enqueue -> running */
+	struct sticky_mark sticky;	/* sticky tasks (sticky.bpf.c) */
+	struct latency_waiter_mark target;	/* target latency (latency.bpf.c) */
+	/* dispatch -> enqueue: the task that just ran lost its CPU in that CPU's dispatch, which refreshed
+	 * its deadline; enqueue (ready_to_queue) takes it as is while that CPU has begun no other run.
+	 * prev_keeps_cpu writes both; ready_to_queue clears fresh_cpu */
+	s32 fresh_cpu;		/* that CPU + 1 (0: none) */
+	u64 fresh_seq;		/* its run_seq then */
+	/* short runners (policy.h: vrq_short_runner): CPU time since its last sleep, and the average of
+	 * such runs. charge_slice adds to run_ns; stopping (end_run) averages it and starts a new one.
+	 * Under-share wake-ups read the average too */
+	u64 run_ns;
+	u64 avg_run_ns;
+	/* under-share wake-ups (policy.h: vrq_under_share): when it last fell asleep (0: awake), and the
+	 * average of its sleeps. stopping writes slept_at; runnable averages the sleep and clears it */
+	u64 slept_at;
+	u64 avg_sleep_ns;
+	struct lat_marks lat;		/* latency histograms (stats.bpf.c) */
+};
+
+/* What dispatch found at the heads of the queues (find_best_head). */
+struct best_head {
+	u32 q;			/* the queue whose head has the smallest key (VRQ_NO_QUEUE: none) */
+	u32 dist;		/* its distance from this CPU, which breaks ties */
+	u64 priodl;		/* its key: the head's priodl, later by the sticky offset if it is
+				 * sticky elsewhere */
+	u64 sticky_passed;	/* the smallest priodl among the heads made later as sticky
+				 * ((u64)-1: none) */
+};
+
+#endif /* __VRQ_CTX_BPF_H */

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq: the deadline and its slice -- BFS's rule (policy.h: vrq_deadline, vrq_renew_deadline) on
+ * each queue's clock (VRQ's RQ niffies): advancing a queue's clock, carrying a deadline between clocks,
+ * renewing it, fitting a remaining slice to a long queue, and the callbacks' steps that refresh it
+ * (enqueue, tick, stopping).
+ */
+#include "vrq.bpf.h"
+
+struct vrq_queue queues[VRQ_MAX_QUEUES];
+
+/* Advance queue @q's clock (its niffies) to now, never backwards, and return it. */
+__hidden u64 advance_niffies(u32 q)
+{
+	struct vrq_queue *vq = queue_state(q);
+	u64 now = scx_bpf_now();
+
+	if (target_latency_ns)
+		now = vrq_clock_now(now, clock_mark, clock_ahead, clock_rate);
+	vq->niffies = vrq_niffies_advance(vq->niffies, now);
+	return vq->niffies;
+}
+
+/*
+ * The deadline's three jobs, each on queue @q's clock (niffies, already advanced by the caller):
+ * rebase_deadline() moves it onto that clock; new_deadline_from_now() is BFS's renewal; fit_slice()
+ * cuts a remainder longer than the queue allows now. refresh_deadline() runs them in that order.
+ */
+
+/* Carry the deadline over from the clock it is on to queue @q's, keeping its lead (VRQ's RQ niffies). */
+static __always_inline void rebase_deadline(struct task_ctx *tctx, u32 q, u64 niffies)
+{
+	if (tctx->queue == q)
+		return;
+	if (tctx->queue != VRQ_NO_QUEUE) {
+		struct vrq_queue *src = queue_state(tctx->queue);
+
+		tctx->deadline = vrq_rebase_deadline(tctx->deadline, src->niffies, niffies);
+		stat_inc(VRQ_STAT_NIFFIES_REBASE);
+	}
+	tctx->queue = q;
+}
+
+/* Count which long-queue rule (vrq_effective_slice) gave the slice of a renewal. */
+static __always_inline void count_slice_rule(u64 slice, u32 rule)
+{
+	if (slice < rr_interval_ns)
+		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	if (rule == VRQ_SLICE_TARGET)
+		stat_inc(VRQ_STAT_TARGET_SHRUNK);
+	if (rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
+		stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
+	if (rule == VRQ_SLICE_ROUND_OVER)
+		stat_inc(VRQ_STAT_ROUND_OVER);
+}
+
+/*
+ * BFS's renewal: a fresh @slice and a new deadline from @niffies (now on its queue's clock), less the
+ * wake-up credit when --wake-credit gives one (@woken), its offset stretched by group accounting and
+ * the fork-depth penalty.
+ */
+static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
+						  u64 slice, u64 rate, bool woken)
+{
+	u64 group_m = group_multiplier_of(tctx->group);
+	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork.fork_depth) : 1;
+	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
+	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
+					group_m * depth_n);
+	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
+
+	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
+	 * next wake-up) */
+	tctx->kernel_wakeup = 0;
+	if (credit) {
+		tctx->time_slice = vrq_credited_slice(tctx->time_slice, slice);
+		stat_inc(VRQ_STAT_WAKE_CREDIT);
+	} else {
+		tctx->time_slice = slice;
+	}
+	tctx->deadline = niffies + offset - credit;
+	tctx->offset = offset;
+	stat_inc(VRQ_STAT_NEW_DEADLINE);
+	if (group_m >= VRQ_GROUP_SCALED_MIN)
+		stat_inc(VRQ_STAT_GROUP_SCALED);
+	if (depth_n > 1)
+		stat_inc(VRQ_STAT_DEPTH_SCALED);
+}
+
+/* The queue grew long: do not let a stale long remainder hold up the round. */
+static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
+{
+	if (tctx->time_slice > (s64)slice) {
+		tctx->time_slice = slice;
+		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	}
+}
+
+/*
+ * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_renew_deadline() says
+ * so (@woken: it is queued by its wake-up, not after being descheduled while runnable), else keep it
+ * and fit its remaining slice to the queue. Idempotent.
+ */
+__hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken)
+{
+	u64 niffies = advance_niffies(q), rate = clock_rate, queued = scx_bpf_dsq_nr_queued(q);
+	u32 slice_rule;
+	u64 slice;
+
+	rebase_deadline(tctx, q, niffies);
+	slice = task_slice(p, q, queued, rate, &slice_rule);
+	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
+		count_slice_rule(slice, slice_rule);
+		new_deadline_from_now(p, tctx, niffies, slice, rate, woken);
+	} else {
+		fit_slice(tctx, slice);
+	}
+	if (woken)
+		place_under_share(tctx, q, queued, niffies, slice);
+	return 0;
+}
+
+/*
+ * The task that just ran is queued again right after its CPU's dispatch refreshed its deadline on this
+ * queue (prev_keeps_cpu), and its stopping left it slice: nothing since has moved its clock but a few
+ * microseconds, so a second refresh would do nothing -- at the cost of one, on every preemption and
+ * turn's end. A slice used up in between (charged, or its turn over: end_turn_if_over) is renewed.
+ */
+static __always_inline bool refreshed_by_dispatch(struct task_struct *p, const struct task_ctx *tctx, u32 q)
+{
+	s32 cpu = tctx->fresh_cpu - 1;
+	struct cpu_ctx *cctx;
+
+	if (cpu < 0 || tctx->time_slice <= 0 || cpu != scx_bpf_task_cpu(p) || tctx->queue != q ||
+	    !(cctx = cpu_ctx_of(cpu)))
+		return false;
+	return cctx->run_seq == tctx->fresh_seq;
+}
+
+/*
+ * Ready @p for a queue (enqueue, step 1): refresh its deadline on queue @q (@woken: by its wake-up),
+ * give a woken kernel thread VRQ_PRIO_KERNEL, stamp when it was queued. Returns its priodl.
+ */
+__hidden u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken)
+{
+	if (woken || !refreshed_by_dispatch(p, tctx, q))
+		refresh_deadline(p, tctx, q, woken);
+	tctx->fresh_cpu = 0;
+	/*
+	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
+	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
+	 * middle of its work) keeps it; refresh_deadline() drops it once the slice is used up.
+	 */
+	if (woken) {
+		tctx->kernel_wakeup = !!(p->flags & PF_KTHREAD);
+		if (tctx->kernel_wakeup)
+			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
+	}
+	tctx->enq_at = scx_bpf_now();
+	return task_priodl(p, tctx);
+}
+
+/*
+ * Is any task waiting that this CPU might run instead of the current one? (Queue depths only; the
+ * kfunc returns a negative error for a queue it does not know, which is not a waiting task.)
+ */
+__hidden bool anything_waiting(void)
+{
+	u32 q;
+
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0 || scx_bpf_dsq_nr_queued(SCX_DSQ_GLOBAL) > 0)
+		return true;
+	bpf_for(q, 0, nr_queues) {
+		if (scx_bpf_dsq_nr_queued(q) > 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The slice ran out (the kernel reschedules when it reads 0 after the tick) but nothing waits anywhere:
+ * renew it here, with the new deadline BFS would give, instead of a trip through schedule() and
+ * dispatch that could only pick this task again (see keep_on_cpu).
+ */
+__hidden int renew_on_tick(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q)
+{
+	refresh_deadline(p, tctx, q, false);
+	p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
+	keep_on_cpu(tctx, cpu_ctx_of(cpu), task_priodl(p, tctx));
+	stat_inc(VRQ_STAT_SLICE_RENEWED);
+	return 0;
+}
+
+/*
+ * Going to sleep with its slice used up: the new deadline counts from now, as BFS renews it when the
+ * slice ends, not from the wake-up to come -- renewed then, a task that sleeps often would come back
+ * once per slice with the latest deadline of all and wait behind every hog.
+ */
+__hidden int renew_before_sleep(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable)
+{
+	if (!runnable && tctx->queue != VRQ_NO_QUEUE)
+		refresh_deadline(p, tctx, tctx->queue, false);
+	return 0;
+}
+

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq's dispatch steps: a CPU looks for work. SCHED_IDLE tasks past their bound first; then the
+ * earliest priodl among every queue's head, read without their locks (MuQSS's lockless peek); the task
+ * that just ran competes with it; only the chosen queue is locked, to take its head (the upgrade of
+ * BFS's upgradeable-lock experiment).
+ */
+#include "vrq.bpf.h"
+
+/*
+ * SCHED_IDLE tasks wait behind every normal task, but never long enough to trip the sched_ext
+ * watchdog: every eighth of --idle-bound-ms this CPU looks at the tail of its own queue (where idle
+ * tasks sort) and runs up to VRQ_IDLE_RESCUE_MAX that have waited longer than the bound, each with a
+ * --min-slice-us slice (in effect until the next tick), so that many idle tasks -- any user may make
+ * them -- all get their turn within the watchdog while normal tasks lose little.
+ */
+#define VRQ_IDLE_RESCUE_MAX 4
+
+/* Dispatch, step 1: run SCHED_IDLE tasks that waited past the bound; true if any. */
+__hidden bool rescue_starved_idle(s32 cpu, u32 q, u64 now)
+{
+	struct vrq_queue *vq = queue_state(q);
+	struct task_struct *p;
+	u32 rescued = 0;
+
+	if (now - vq->idle_scan_at < idle_bound_ns / 8)
+		return false;
+	vq->idle_scan_at = now;
+
+	bpf_for_each(scx_dsq, p, q, SCX_DSQ_ITER_REV) {
+		struct task_ctx *tctx;
+
+		tctx = task_ctx_of(p);
+		if (task_prio(p, tctx) != VRQ_PRIO_IDLE)
+			break;	/* reached the normal tasks: no idle task is left behind them */
+		if (!tctx || now - tctx->enq_at < idle_bound_ns)
+			continue;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, min_slice_ns);
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			stat_inc(VRQ_STAT_IDLE_BOUND);
+			if (++rescued >= VRQ_IDLE_RESCUE_MAX)
+				break;
+		}
+	}
+	return rescued > 0;
+}
+
+/* What dispatch found at the heads of the queues (find_best_head). */
+
+/*
+ * Dispatch, step 2: the earliest priodl among the queue heads this CPU may run, read without taking any
+ * queue lock (MuQSS's lockless peek); ties go to the nearest queue (enum vrq_distance).
+ */
+__hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
+{
+	struct task_struct *head;
+	u32 q, dist;
+	u64 key;
+
+	best->q = VRQ_NO_QUEUE;
+	best->dist = VRQ_NR_DIST;
+	best->priodl = 0;
+	best->sticky_passed = (u64)-1;
+	bpf_for(q, 0, nr_queues) {
+		if (q != own)
+			stat_inc(VRQ_STAT_PEEK);
+		head = __COMPAT_scx_bpf_dsq_peek(q);
+		if (!head)
+			continue;
+		/*
+		 * In its own queue, a head this CPU may not run still stands for the queue: tasks behind it
+		 * may be allowed here, and taking moves the first one that is. Another queue's such head
+		 * is left to the CPUs it may run on.
+		 */
+		if (q != own && !bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
+			continue;
+		key = head->scx.dsq_vtime;
+		/* sticky_elsewhere's own test first: no task_ctx lookup for a head of this CPU's queue */
+		if (sticky_tasks && q != own && sticky_elsewhere(task_ctx_of(head), q, own)) {
+			if (key < best->sticky_passed)
+				best->sticky_passed = key;
+			key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
+		}
+		/* only ties between queues read it: one queue needs no topology lookup */
+		dist = nr_queues > 1 ? cpu_distance(cpu, queue_rep_cpu[QUEUE_IDX(q)]) : VRQ_DIST_SAME;
+		if (best->q == VRQ_NO_QUEUE || key < best->priodl || (key == best->priodl && dist < best->dist)) {
+			best->q = q;
+			best->priodl = key;
+			best->dist = dist;
+		}
+	}
+	return 0;
+}
+
+/* A sticky head that would have beaten the task that runs (@winner) counted as later: say so. */
+/* The task that just ran is still runnable and may run on this CPU (else: goidle_reason). */
+static __always_inline bool prev_may_stay(s32 cpu, struct task_struct *prev)
+{
+	return prev && (prev->scx.flags & SCX_TASK_QUEUED) && bpf_cpumask_test_cpu(cpu, prev->cpus_ptr);
+}
+
+/*
+ * Dispatch, step 3: the task that just ran is not in any queue yet; it competes with the best head by
+ * its own priodl (vrq_keeps_cpu). Its run is charged first: a slice the slice timer ended is used up
+ * only once charged (otherwise only the tick charges), and an uncharged one would keep its old deadline
+ * and win again until the next tick. Then its deadline is refreshed on this CPU's queue (renewed if its
+ * slice is used up). True: it keeps the CPU (dispatch takes nothing; see keep_on_cpu).
+ */
+__hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best)
+{
+	struct task_ctx *pctx;
+	struct cpu_ctx *cctx;
+	u64 priodl, now;
+
+	if (!prev_may_stay(cpu, prev) || !(pctx = task_ctx_of(prev)))
+		return false;
+	cctx = cpu_ctx_of(cpu);
+	now = scx_bpf_now();
+	charge_slice(pctx, now);
+	/*
+	 * A turn-end kick (end_longest_turn) lands here, before any stopping: a turn that is over is
+	 * used up now, or prev would compete with its old deadline -- earlier than the woken task's
+	 * renewed one after the faster clock passed it -- keep the CPU and lose the kick. Renewed, it
+	 * starts a new turn if it wins all the same.
+	 */
+	if (end_turn_if_over(prev, pctx, cpu, now) && cctx) {
+		cctx->run_started = now;
+		stat_inc(VRQ_STAT_TURN_OVER_DISPATCH);
+	}
+	refresh_deadline(prev, pctx, own, false);
+	priodl = task_priodl(prev, pctx);
+	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl)) {
+		/* its enqueue follows before this CPU starts the winner: the refresh holds till then */
+		if (cctx) {
+			pctx->fresh_cpu = cpu + 1;
+			pctx->fresh_seq = cctx->run_seq;
+		}
+		return false;
+	}
+	count_sticky_passed(best, priodl);
+	return true;
+}
+
+/*
+ * Dispatch, step 4, the upgrade of BFS's upgradeable-lock experiment: only now lock the chosen queue, to
+ * move its first task that may run here to this CPU. If another queue's task is gone by then, fall back
+ * to this CPU's own queue. Records the queue's depth for the statistics.
+ */
+__hidden bool take_best(u32 own, const struct best_head *best)
+{
+	struct vrq_queue *vq;
+	u64 depth;
+
+	if (best->q == VRQ_NO_QUEUE)
+		return false;
+	vq = queue_state(best->q);
+	depth = scx_bpf_dsq_nr_queued(best->q);
+	vq->nr_queued = depth;
+	if (depth > vq->max_queued)
+		vq->max_queued = depth;
+	if (scx_bpf_dsq_move_to_local(best->q, 0)) {
+		stat_inc(best->q == own ? VRQ_STAT_DISPATCH_LOCAL : VRQ_STAT_DISPATCH_STEAL);
+		return true;
+	}
+	if (best->q == own)
+		return false;
+	stat_inc(VRQ_STAT_STEAL_FAIL);
+	if (scx_bpf_dsq_move_to_local(own, 0)) {
+		stat_inc(VRQ_STAT_DISPATCH_LOCAL);
+		return true;
+	}
+	return false;
+}
+

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq's group accounting (--group-accounting; BFS's group-accounting experiment): a group's runnable
+ * tasks stretch its tasks' deadline offsets (policy.h: vrq_group_multiplier); and the fork-depth penalty
+ * (--fork-depth-penalty), which stretches them by a task's forks from init (its state: task_ctx.fork).
+ */
+#include "vrq.bpf.h"
+
+/*
+ * Group accounting: each group's runnable tasks, and those of all groups together (the others' count
+ * decides how much a group's own counts: policy.h, vrq_group_multiplier). Each a count and its average
+ * over about one rr_interval (struct vrq_load); the counts change atomically.
+ */
+static struct vrq_load all_grouped_tasks;
+static s64 busy_groups;		/* groups with a runnable task: the fast path of a group alone */
+
+/* Keyed by the group's id (tgid or session id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, struct vrq_load);
+} group_runnable SEC(".maps");
+
+/* The group a task belongs to under --group-accounting (0 when off). */
+static __always_inline u32 group_of(struct task_struct *p)
+{
+	struct pid *sid;
+
+	switch (group_mode) {
+	case VRQ_GROUP_THREAD:
+		return p->tgid;
+	case VRQ_GROUP_SESSION:
+		/* direct loads (fault-safe), not probe-read helper calls: this runs at every wake-up */
+		sid = p->signal->pids[PIDTYPE_SID];
+		return sid ? sid->numbers[0].nr : p->tgid;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The deadline multiplier of @group (fixed point, VRQ_GROUP_LOAD_ONE is 1): its runnable tasks averaged
+ * over about one rr_interval, weighed in by the other groups' count.
+ */
+__hidden u64 group_multiplier_of(u32 group)
+{
+	struct vrq_load *g;
+	u64 now;
+
+	/* a group alone (a pipe's two tasks in one session): no lookup, no division */
+	if (!group || busy_groups <= 1)
+		return VRQ_GROUP_LOAD_ONE;
+	if (!(g = bpf_map_lookup_elem(&group_runnable, &group)))
+		return VRQ_GROUP_LOAD_ONE;
+	now = scx_bpf_now();
+	return vrq_group_multiplier(vrq_load_avg_at(g, now, rr_interval_ns),
+				    vrq_load_avg_at(&all_grouped_tasks, now, rr_interval_ns));
+}
+
+/* Charge the run time since the last charge to the task's slice, and to its run (short runners). */
+/*
+ * Group accounting: @g's count changes by @delta, and so does the count of all grouped tasks (and of
+ * busy groups, when @g becomes busy or idle); each average first counts the time the count held.
+ */
+static __always_inline void group_load_add(struct vrq_load *g, s64 delta)
+{
+	u64 now = scx_bpf_now();
+	s64 before;
+
+	if (delta < 0 && g->nr <= 0)
+		return;
+	vrq_load_note_change(g, now, rr_interval_ns);
+	vrq_load_note_change(&all_grouped_tasks, now, rr_interval_ns);
+	before = __sync_fetch_and_add(&g->nr, delta);
+	__sync_fetch_and_add(&all_grouped_tasks.nr, delta);
+	if ((before == 0 && delta > 0) || (before > 0 && before + delta == 0))
+		__sync_fetch_and_add(&busy_groups, delta > 0 ? 1 : -1);
+}
+
+/* Group accounting: one more runnable task in @group (creating its entry for the first one). */
+static __always_inline void group_runnable_inc(u32 group)
+{
+	struct vrq_load first = {}, *g;	/* no tasks, no average: group_load_add starts it */
+
+	g = bpf_map_lookup_elem(&group_runnable, &group);
+	if (!g) {
+		/* first runnable task of the group; if another CPU created the entry meanwhile, count on it */
+		bpf_map_update_elem(&group_runnable, &group, &first, BPF_NOEXIST);
+		g = bpf_map_lookup_elem(&group_runnable, &group);
+	}
+	if (g)
+		group_load_add(g, 1);
+}
+
+/*
+ * ops.runnable's step for group accounting (--group-accounting on): @p records its group (group) and
+ * counts in group_runnable while it is runnable (quiescent takes it off).
+ */
+__hidden int group_runnable_add(struct task_struct *p __task, struct task_ctx *tctx __tctx)
+{
+	u32 group;
+
+	group = group_of(p);
+	tctx->group = group;
+	if (group)
+		group_runnable_inc(group);
+	return 0;
+}
+
+/* ops.quiescent's step for group accounting: one fewer in its group. */
+__hidden int group_quiescent(struct task_ctx *tctx __tctx)
+{
+	struct vrq_load *g;
+	u32 group = tctx->group;
+
+	if (group_mode == VRQ_GROUP_OFF || !group)
+		return 0;
+	if ((g = bpf_map_lookup_elem(&group_runnable, &group)))
+		group_load_add(g, -1);
+	return 0;
+}
+
+/* Forks from init: walk up real_parent (bounded); pid 1 and kernel threads' parents end it. */
+__hidden u32 fork_depth_of(struct task_struct *p __task)
+{
+	struct task_struct *t = p;
+	u32 depth = 0, i;
+
+	if (!fork_depth_penalty)
+		return 0;
+	bpf_for(i, 0, VRQ_FORK_DEPTH_MAX) {
+		s32 pid = BPF_CORE_READ(t, pid);
+
+		if (pid <= 1)
+			break;
+		depth++;
+		t = BPF_CORE_READ(t, real_parent);
+		if (!t)
+			break;
+	}
+	return depth;
+}
+

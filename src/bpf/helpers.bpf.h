@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The small helpers every file of scx_vrq's BPF uses (included by vrq.bpf.h): counters, the task's and
+ * a CPU's state, queues and topology, a task's priority and slice. static __always_inline, as they were
+ * before the split: each caller gets its own copy, so the verifier sees them in the caller's context.
+ */
+#ifndef __VRQ_HELPERS_BPF_H
+#define __VRQ_HELPERS_BPF_H
+
+static __always_inline void stat_add(u32 idx, u64 n)
+{
+	u32 zero = 0;
+	struct vrq_stats *st = bpf_map_lookup_elem(&stats, &zero);
+
+	if (st && idx < VRQ_NR_STATS)
+		st->counters[idx] += n;
+}
+
+static __always_inline void stat_inc(u32 idx)
+{
+	stat_add(idx, 1);
+}
+
+static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
+}
+
+static __always_inline struct cpu_ctx *cpu_ctx_of(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctxs, &key);
+}
+
+static __always_inline u32 queue_of_cpu(s32 cpu)
+{
+	return cpu_queue[CPU_IDX(cpu)];
+}
+
+/* The CPUs of queue @q on line now; at least 1, so that a queue whose CPUs all went off line (its
+ * tasks taken by the others' dispatch) still divides by something. */
+static __always_inline u32 online_cpus_of_queue(u32 q)
+{
+	s32 n = queue_nr_cpus[QUEUE_IDX(q)];
+
+	return n > 0 ? n : 1;
+}
+
+static __always_inline u32 online_cpus(void)
+{
+	s32 n = nr_online_cpus;
+
+	return n > 0 ? n : 1;
+}
+
+/*
+ * May this CPU kick another (or itself)? Not between its cpu_offline and its death, nor on its way
+ * up before its cpu_online (CPU hotplug). scx_bpf_kick_cpu queues the kick on an irq_work of the
+ * CPU that calls it, and a CPU in those windows -- which pushes its tasks to other CPUs through
+ * enqueue on its way down -- can be left with that irq_work pending and its interrupt lost: every
+ * later kick from the CPU is then dropped, and sched_ext's disable waits for the irq_work forever
+ * (seen on Debian's 7.3.4 under QEMU 10.0.2, 2026-11-26: seven of eight CPUs off and back under 16
+ * hogs, then the unload hung in free_kick_syncs until an NMI backtrace made the CPU run its
+ * irq_works). Such a CPU claims no idle CPU and kicks nobody: a task it moves to an idle CPU is
+ * rescheduled there by the kernel itself, and any other waits for the next dispatch.
+ */
+static __always_inline bool may_kick(void)
+{
+	return cpu_is_online[CPU_IDX(bpf_get_smp_processor_id())];
+}
+
+static __always_inline struct vrq_queue *queue_state(u32 q)
+{
+	return &queues[QUEUE_IDX(q)];
+}
+
+/*
+ * A copy of a CPU's topology. Read through the volatile array: a pointer cast to plain const would let
+ * the compiler fold the reads to the zeros the object is declared with, not what the loader wrote.
+ */
+static __always_inline struct vrq_cpu_topo topo_of(u32 cpu)
+{
+	struct vrq_cpu_topo t = {
+		.core = cpu_topo[CPU_IDX(cpu)].core,
+		.llc = cpu_topo[CPU_IDX(cpu)].llc,
+		.pkg = cpu_topo[CPU_IDX(cpu)].pkg,
+		.node = cpu_topo[CPU_IDX(cpu)].node,
+	};
+
+	return t;
+}
+
+static __always_inline u32 cpu_distance(u32 a, u32 b)
+{
+	struct vrq_cpu_topo ta = topo_of(a), tb = topo_of(b);
+
+	return vrq_cpu_distance(a, &ta, b, &tb);
+}
+
+static __always_inline s32 task_nice(const struct task_struct *p)
+{
+	return (s32)p->static_prio - 120;
+}
+
+/* The task's priority class (policy.h: vrq_task_prio); @tctx may be NULL (no kernel-wakeup boost). */
+static __always_inline u32 task_prio(const struct task_struct *p, const struct task_ctx *tctx)
+{
+	return vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup);
+}
+
+static __always_inline u64 task_priodl(const struct task_struct *p, const struct task_ctx *tctx)
+{
+	return vrq_priodl(task_prio(p, tctx), tctx->deadline);
+}
+
+/*
+ * The slice a task gets on queue @q, @queued tasks long now, with the queues' clock at @rate (policy.h:
+ * vrq_task_slice); @why (may be NULL) gets the rule that gave it.
+ */
+static __always_inline u64 task_slice(const struct task_struct *p, u32 q, u64 queued, u64 rate, u32 *why)
+{
+	return vrq_task_slice(rr_interval_ns, min_slice_ns, max_round_ns, rate, queued, online_cpus_of_queue(q),
+			      !!(p->flags & PF_KTHREAD), why);
+}
+
+/* Charge the run time since the last charge to the task's slice, and to its run (short runners). */
+static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
+{
+	s64 ran = (s64)(now - tctx->last_charged);
+
+	if (ran > 0) {
+		tctx->time_slice -= ran;
+		tctx->run_ns += ran;
+	}
+	tctx->last_charged = now;
+}
+
+/* The one writer of a CPU's running_priodl (0: nothing runs there), which find_cpu_for reads. */
+static __always_inline void set_running_priodl(struct cpu_ctx *cctx, u64 priodl)
+{
+	if (cctx)
+		cctx->running_priodl = priodl;
+}
+
+/*
+ * Keeping a task on its CPU. Two callbacks decide it and this carries it out:
+ *  - dispatch (prev_keeps_cpu): the task that just ran has a priodl no larger than any queue head this
+ *    CPU could take; dispatch takes nothing and the kernel hands the task back through
+ *    enqueue(SCX_ENQ_LAST), which calls this;
+ *  - tick (renew_on_tick): its slice ran out and nothing waits anywhere; renewed in place, without a
+ *    trip through schedule().
+ * Both have refreshed its deadline on this CPU's queue as a task that was not woken (renewed if its
+ * slice is used up). @priodl is its priodl after that. It never left: no sticky mark.
+ */
+static __always_inline void keep_on_cpu(struct task_ctx *tctx, struct cpu_ctx *cctx, u64 priodl)
+{
+	tctx->sticky.sticky_cpu = -1;
+	set_running_priodl(cctx, priodl);
+}
+
+/* The CPUs within distance @dist of @cctx's CPU (its masks built at init); NULL for other distances. */
+static inline const struct cpumask *distance_mask(struct cpu_ctx *cctx, u32 dist)
+{
+	struct bpf_cpumask *m;
+
+	switch (dist) {
+	case VRQ_DIST_SMT:
+		m = cctx->smt;
+		break;
+	case VRQ_DIST_LLC:
+		m = cctx->llc;
+		break;
+	case VRQ_DIST_PKG:
+		m = cctx->pkg;
+		break;
+	case VRQ_DIST_NODE:
+		m = cctx->node;
+		break;
+	default:
+		m = NULL;
+	}
+	return (const struct cpumask *)m;
+}
+
+/* Frequency-aware selection: was @cpu frequency-scaled at its last look (refresh_cpu_perf)? */
+static __always_inline bool cpu_scaled(s32 cpu)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	return cctx && cctx->scaled;
+}
+
+/* A CPU of @mask that is idle right now, without claiming it; -1 if none. */
+static inline s32 idle_cpu_in(const struct cpumask *mask)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	u32 cpu = bpf_cpumask_any_and_distribute(mask, idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return cpu < nr_cpus ? (s32)cpu : -1;
+}
+
+/*
+ * Is any CPU @p may use idle right now? One read of the idle mask: a wake-up on a saturated machine
+ * (the common case under load) skips every step of the search and every claim it would try.
+ */
+static __always_inline bool idle_cpu_allowed(const struct task_struct *p)
+{
+	return idle_cpu_in(p->cpus_ptr) >= 0;
+}
+
+/* Frequency-aware selection: the fast / scaled masks (the map is freq.bpf.c's). */
+static __always_inline struct perf_masks *perf_masks_get(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&perf_masks, &zero);
+}
+
+/* A sticky head that would have beaten the task that runs (@winner) counted as later: say so. */
+static __always_inline void count_sticky_passed(const struct best_head *best, u64 winner)
+{
+	if (best->sticky_passed < winner)
+		stat_inc(VRQ_STAT_STICKY_PASSED);
+}
+
+#endif /* __VRQ_HELPERS_BPF_H */

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq: a queued task finds a CPU (enqueue's last step) -- an idle one is woken, else a woken task
+ * preempts by BFS's try_preempt (the latest running priodl), the CPU handling its wake-up first with
+ * --preempt-local (directly, without a kick, when it would take the task itself), and failing that
+ * ends the longest turn that has run its course (target latency, latency.bpf.c).
+ */
+#include "vrq.bpf.h"
+
+/* What find_cpu_for learns from the CPUs a queued task may use, when none of them is idle. */
+struct busy_cpus {
+	u64 latest_priodl;	/* the latest running_priodl among them (BFS try_preempt's victim) ... */
+	s32 latest_cpu;		/* ... and its CPU (-1: none) */
+	u64 longest_since;	/* the earliest start of a run under way among them ... */
+	s32 longest_cpu;	/* ... and its CPU (-1: none) */
+};
+
+/*
+ * Wake an idle CPU @p may use (true: done; it will find @p by reading the queue heads), or, for a
+ * wake-up (@survey), fill @busy. The idle mask is read once first: under load no CPU is idle, and a
+ * task queued again (not woken) then needs nothing more.
+ */
+static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy, bool survey)
+{
+	bool any_idle = may_kick() && idle_cpu_allowed(p);
+	u32 cpu;
+
+	if (!any_idle && !survey)
+		return false;
+	bpf_for(cpu, 0, nr_cpus) {
+		struct cpu_ctx *cctx;
+
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		/* CPU hotplug: one coming on line may run tasks (its kernel threads) before its
+		 * cpu_online, one going off line may still show idle: kick any idle one found, and go on
+		 * looking past one not (or no longer) known on line */
+		if (any_idle && scx_bpf_test_and_clear_cpu_idle(cpu)) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			stat_inc(VRQ_STAT_IDLE_KICK);
+			if (cpu_is_online[CPU_IDX(cpu)])
+				return true;
+			continue;
+		}
+		if (!survey || !cpu_is_online[CPU_IDX(cpu)])
+			continue;
+		cctx = cpu_ctx_of(cpu);
+		if (!cctx || !cctx->running_priodl)
+			continue;
+		if (cctx->running_priodl > busy->latest_priodl) {
+			busy->latest_priodl = cctx->running_priodl;
+			busy->latest_cpu = cpu;
+		}
+		if (cctx->run_started < busy->longest_since) {
+			busy->longest_since = cctx->run_started;
+			busy->longest_cpu = cpu;
+		}
+	}
+	return false;
+}
+
+/*
+ * --preempt-local: does @p, woken with @priodl and allowed to preempt (vrq_may_preempt), beat the task
+ * running on @local, the CPU handling its wake-up (vrq_preempt_local)?
+ */
+static __always_inline bool preempts_local(struct task_struct *p, u64 priodl, s32 local,
+					   const struct cpu_ctx *local_ctx)
+{
+	return local_ctx && vrq_preempt_local(preempt_local, bpf_cpumask_test_cpu(local, p->cpus_ptr), priodl,
+					      local_ctx->running_priodl);
+}
+
+/* A local preemption, by a kick or directly: the run it ends was ended by its wakee (short runners). */
+static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
+{
+	local_ctx->waker_preempted = 1;
+	stat_inc(VRQ_STAT_PREEMPT_KICK);
+	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
+}
+
+/*
+ * A woken task found no idle CPU: BFS try_preempt -- preempt the allowed CPU running the latest
+ * running_priodl if the waking task's priodl is earlier (--preempt-local: this CPU first, if it may);
+ * failing that, with a target latency, end the longest turn that has run its course. @sync_wakeup: the
+ * wake.sync hand-off, which never preempts (nor does SCHED_BATCH).
+ */
+static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wakeup, const struct busy_cpus *busy)
+{
+	s32 local = bpf_get_smp_processor_id();
+	struct cpu_ctx *local_ctx = cpu_ctx_of(local);
+
+	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
+		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
+		return;
+	}
+	if (!may_kick())
+		return;
+	if (preempts_local(p, priodl, local, local_ctx)) {
+		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
+		count_local_preemption(local_ctx);
+		return;
+	}
+	if (busy->latest_cpu >= 0 && vrq_should_preempt(priodl, busy->latest_priodl)) {
+		scx_bpf_kick_cpu(busy->latest_cpu, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_PREEMPT_KICK);
+		return;
+	}
+	end_longest_turn(busy->longest_cpu, busy->longest_since);
+}
+
+/*
+ * --preempt-local, the direct form (enqueue, before queueing): @p woke on this CPU, may preempt (not
+ * SCHED_BATCH, not a sync wake-up), its priodl is earlier than the task running here
+ * (vrq_preempt_local) and no earlier than the head of its queue -- so the kick of preempt_for_wakeup
+ * would make this CPU's dispatch take @p itself. It goes straight onto this CPU's local DSQ with
+ * SCX_ENQ_PREEMPT instead: the kernel ends the running task's slice and reschedules in this same
+ * path, where a kick (scx_bpf_kick_cpu) is bounced through an irq_work -- a second interrupt -- and
+ * the queue's dispatch follows. A task delayed-migration placed here is left to hold_for_delay. Only
+ * its own queue's head is read (--queue cpu: another queue's earlier head waits for the next
+ * dispatch here or on its own CPUs). True: inserted, nothing more to do.
+ */
+__hidden bool preempt_local_direct(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 priodl,
+				   bool sync_wakeup, u64 enq_flags)
+{
+	/* the CPU and queue enqueue has @p on (a global function takes five arguments at most) */
+	s32 cpu = scx_bpf_task_cpu(p);
+	u32 q = queue_of_cpu(cpu);
+	struct cpu_ctx *local_ctx;
+	struct task_struct *head;
+
+	if (!preempt_local || cpu != bpf_get_smp_processor_id() || tctx->delay.scaled_cpu >= 0 ||
+	    !vrq_may_preempt(p->policy, sync_wakeup))
+		return false;
+	local_ctx = cpu_ctx_of(cpu);
+	if (!preempts_local(p, priodl, cpu, local_ctx))
+		return false;
+	head = __COMPAT_scx_bpf_dsq_peek(q);
+	if (head && head->scx.dsq_vtime < priodl)
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags | SCX_ENQ_PREEMPT);
+	count_local_preemption(local_ctx);
+	stat_inc(VRQ_STAT_PREEMPT_DIRECT);
+	return true;
+}
+
+/*
+ * Enqueue, last step: a task was queued (select_cpu found no idle CPU, or it was not woken through
+ * select_cpu). Wake an idle CPU that may run it; else, if it woke, preempt for it (preempt_for_wakeup).
+ */
+__hidden int find_cpu_for(struct task_struct *p __task, u64 priodl, bool wakeup, bool sync_wakeup)
+{
+	struct busy_cpus busy = { .latest_cpu = -1, .longest_since = ~0ULL, .longest_cpu = -1 };
+
+	if (kick_idle_or_survey(p, &busy, wakeup) || !wakeup)
+		return 0;
+	preempt_for_wakeup(p, priodl, sync_wakeup, &busy);
+	return 0;
+}
+

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq's CPU selection (select_cpu): sync hand-off to the waker, else an idle CPU in VRQ's
+ * best_mask_cpu order (policy.h: vrq_select_step) -- nearest first, fast before scaled with
+ * --freq-threshold -- claimed and given the task straight away; a scaled one may be passed over for
+ * delayed migration (delay.bpf.c).
+ */
+#include "vrq.bpf.h"
+
+static bool cpu_idle_now(s32 cpu)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool hit = bpf_cpumask_test_cpu(cpu, idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return hit;
+}
+
+/* What pick_idle_cpu found. */
+struct pick {
+	s32 cpu;		/* the claimed idle CPU, or -1 */
+	u32 dist;		/* its distance from the previous CPU */
+	bool scaled;		/* it is frequency-scaled */
+	bool delay;		/* none claimed: the first idle CPU in line is scaled; place the
+				 * task on the waker instead */
+	s32 scaled_cpu;		/* with delay: that scaled idle CPU, where the task goes if the
+				 * delay runs out */
+};
+
+/*
+ * The CPUs of a selection step's frequency class (@perf): the fast or the scaled mask, NULL for any
+ * class. False when the mask is missing (the step is skipped).
+ */
+static __always_inline bool perf_cpus_of(struct perf_masks *pm, u32 perf, const struct cpumask **cpus)
+{
+	struct bpf_cpumask *m = NULL;
+
+	*cpus = NULL;
+	if (perf == VRQ_PERF_ANY)
+		return true;
+	if (pm)
+		m = perf == VRQ_PERF_FAST ? pm->fast : pm->scaled;
+	if (!m)
+		return false;
+	*cpus = (const struct cpumask *)m;
+	return true;
+}
+
+/*
+ * The same-CPU step: the previous CPU itself, if @p may run there and it is of the step's class
+ * (@perf_cpus). True when the search ends here: it was claimed, or (@may_delay, a scaled step) it is
+ * idle and the task goes to the waker instead.
+ */
+static __always_inline bool try_prev_cpu(struct task_struct *p, s32 prev_cpu, u32 perf,
+					 const struct cpumask *perf_cpus, bool may_delay, struct pick *r)
+{
+	if (!bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
+		return false;
+	if (perf_cpus && !bpf_cpumask_test_cpu(prev_cpu, perf_cpus))
+		return false;
+	if (perf == VRQ_PERF_SCALED && may_delay && cpu_idle_now(prev_cpu)) {
+		r->delay = true;
+		r->scaled_cpu = prev_cpu;
+		return true;
+	}
+	if (!scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+		return false;
+	r->cpu = prev_cpu;
+	r->dist = VRQ_DIST_SAME;
+	r->scaled = perf == VRQ_PERF_SCALED;
+	return true;
+}
+
+/*
+ * The CPUs a wider step searches: those within @dist of the previous CPU (@prev_ctx's masks) that
+ * @p may use, of the step's class, built in this CPU's scratch mask. NULL: the step cannot be searched.
+ */
+static __always_inline const struct cpumask *step_cpus(struct task_struct *p, struct cpu_ctx *prev_ctx,
+							struct cpu_ctx *this_ctx, u32 dist,
+							const struct cpumask *perf_cpus)
+{
+	const struct cpumask *near;
+	struct bpf_cpumask *tmp;
+
+	if (dist == VRQ_DIST_ANY && !perf_cpus)
+		return p->cpus_ptr;
+	if (!prev_ctx || !this_ctx || !(tmp = this_ctx->tmp))
+		return NULL;
+	near = distance_mask(prev_ctx, dist);
+	if (!near)
+		return NULL;
+	bpf_cpumask_and(tmp, near, p->cpus_ptr);
+	if (perf_cpus)
+		bpf_cpumask_and(tmp, (const struct cpumask *)tmp, perf_cpus);
+	return (const struct cpumask *)tmp;
+}
+
+/*
+ * A wider step: claim an idle CPU of @search. True when the search ends here: one was claimed, or
+ * (@may_delay, a scaled step) one is idle and the task goes to the waker instead.
+ */
+static __always_inline bool try_step(const struct cpumask *search, u32 dist, u32 perf, bool freq_aware,
+				     bool may_delay, struct pick *r)
+{
+	s32 cpu;
+
+	if (perf == VRQ_PERF_SCALED && may_delay && (r->scaled_cpu = idle_cpu_in(search)) >= 0) {
+		r->delay = true;
+		return true;
+	}
+	cpu = scx_bpf_pick_idle_cpu(search, 0);
+	if (cpu < 0)
+		return false;
+	r->cpu = cpu;
+	r->dist = dist;
+	r->scaled = perf == VRQ_PERF_SCALED || (freq_aware && cpu_scaled(cpu));
+	return true;
+}
+
+/*
+ * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
+ * nearest to @prev_cpu first, fast before scaled at each distance when --freq-threshold is on.
+ * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
+ * of them idle stops the search without claiming it: the caller places the task on the waker. A task
+ * allowed on one CPU stops at the first wider step.
+ */
+static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
+{
+	struct pick r = { .cpu = -1, .dist = VRQ_DIST_ANY, .scaled_cpu = -1 };
+	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
+	bool freq_aware = freq_threshold_pct != 0;
+	const struct cpumask *perf_cpus, *search;
+	struct perf_masks *pm = NULL;
+	u32 zero = 0, i, dist, perf;
+
+	if (!idle_cpu_allowed(p))
+		return r;	/* nothing to claim, nor a scaled idle CPU to pass over */
+	if (freq_aware)
+		pm = bpf_map_lookup_elem(&perf_masks, &zero);
+	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
+		if (!vrq_select_step(i, freq_aware, &dist, &perf))
+			break;
+		if (!perf_cpus_of(pm, perf, &perf_cpus))
+			continue;
+		if (dist == VRQ_DIST_SAME) {
+			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, &r))
+				break;
+			continue;
+		}
+		if (p->nr_cpus_allowed == 1)
+			break;	/* only its one CPU, already looked at */
+		search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
+		if (search && try_step(search, dist, perf, freq_aware, may_delay, &r))
+			break;
+	}
+	return r;
+}
+
+/*
+ * Insert @p straight into @cpu's local DSQ, the CPU select_cpu returns, its deadline refreshed on that
+ * CPU's queue as a wake-up. Nothing passes it there: the CPU is idle (nothing queued it may run, else it
+ * would not be idle), or it is the waker's with nothing waiting for it (sync hand-off). The kernel
+ * wakes the CPU because a task arrived on it: no kick, so no idle->idle reschedule.
+ */
+static __always_inline void insert_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+{
+	refresh_deadline(p, tctx, queue_of_cpu(cpu), true);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+}
+
+/* Sync hand-off (--sync-handoff): the waker is about to sleep and nothing else waits for its CPU. */
+static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 waker, u64 wake_flags)
+{
+	/* most wake-ups are not sync: decide those before reading any queue */
+	if (!sync_handoff || !(wake_flags & SCX_WAKE_SYNC))
+		return false;
+	return vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
+				cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
+				scx_bpf_dsq_nr_queued(queue_of_cpu(waker)));
+}
+
+/*
+ * No idle CPU: the woken task is queued. With --preempt-local, from the waker's CPU when that CPU
+ * shares the task's queue (the same queue, so the same order): the kernel then queues it there without
+ * an IPI to the previous CPU, and the local preemption that follows (preempt_for_wakeup) takes it on the
+ * CPU it is already on -- a move from another CPU's run queue costs several times a local one.
+ */
+static __always_inline bool queue_from_waker(struct task_struct *p, s32 prev_cpu, s32 waker, u64 wake_flags)
+{
+	return preempt_local && waker != prev_cpu && (wake_flags & SCX_WAKE_TTWU) &&
+	       queue_of_cpu(waker) == queue_of_cpu(prev_cpu) && bpf_cpumask_test_cpu(waker, p->cpus_ptr);
+}
+
+/*
+ * select_cpu's steps after the hand-offs to enqueue are started (see vrq_select_cpu in main.bpf.c):
+ * sync hand-off; else look for an idle CPU (pick_idle_cpu): a scaled one passed over for delayed
+ * migration sends the task to the waker, a claimed one gets the task straight into its local DSQ; none:
+ * the previous CPU (or the waker's, queue_from_waker). Returns the CPU.
+ */
+__hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 prev_cpu, u64 wake_flags)
+{
+	s32 waker = bpf_get_smp_processor_id();
+	struct pick pk;
+
+	if (sync_handoff_applies(p, waker, wake_flags)) {
+		insert_on_cpu(p, tctx, waker);
+		stat_inc(VRQ_STAT_SYNC_HANDOFF);
+		return waker;
+	}
+	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
+	if (pk.delay) {
+		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
+		tctx->delay.scaled_cpu = pk.scaled_cpu;	/* >= 0 whenever pk.delay */
+		stat_inc(VRQ_STAT_DELAY_PLACED);
+		return waker;
+	}
+	if (pk.cpu >= 0) {
+		insert_on_cpu(p, tctx, pk.cpu);
+		stat_inc(VRQ_STAT_SEL_PREV + pk.dist);
+		if (pk.scaled)
+			stat_inc(VRQ_STAT_SEL_SCALED);
+		stat_inc(VRQ_STAT_DIRECT_IDLE);
+		return pk.cpu;
+	}
+	stat_inc(VRQ_STAT_SEL_BUSY);
+	return queue_from_waker(p, prev_cpu, waker, wake_flags) ? waker : prev_cpu;
+}

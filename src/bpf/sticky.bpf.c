@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq's sticky tasks (--sticky; BFS's sticky): a task descheduled while runnable (not by yielding)
+ * is sticky to its CPU, and another queue's CPU counts it as later (the sticky offset) unless taking it
+ * evens out the two queues. Its per-task state is task_ctx.sticky; dispatch.bpf.c reads it through
+ * sticky_elsewhere and counts the heads passed over (count_sticky_passed).
+ */
+#include "vrq.bpf.h"
+
+/*
+ * BFS sticky tasks: does the head of queue @q (@hctx: its task_ctx, may be NULL) count as later for
+ * this CPU of queue @own? When it is sticky to a CPU of @q (another CPU had to leave it there), unless
+ * taking it evens out the two queues (vrq_sticky_holds).
+ */
+__hidden bool sticky_elsewhere(struct task_ctx *hctx, u32 q, u32 own)
+{
+	if (!sticky_tasks || q == own)
+		return false;
+	return hctx && hctx->sticky.sticky_cpu >= 0 && queue_of_cpu(hctx->sticky.sticky_cpu) == q &&
+	       vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), online_cpus_of_queue(q),
+				scx_bpf_dsq_nr_queued(own), online_cpus_of_queue(own));
+}
+
+/* Sticky tasks: a task sticky to a CPU runs, there (kept) or elsewhere (stolen); the mark is spent. */
+__hidden int sticky_ends(struct task_ctx *tctx __tctx, s32 cpu)
+{
+	if (tctx->sticky.sticky_cpu < 0)
+		return 0;
+	stat_inc(tctx->sticky.sticky_cpu == cpu ? VRQ_STAT_STICKY_KEPT : VRQ_STAT_STICKY_STOLEN);
+	tctx->sticky.sticky_cpu = -1;
+	return 0;
+}
+
+/*
+ * BFS sticky: a task that leaves this CPU involuntarily (preempted or out of slice), not by yielding, is
+ * sticky to it. The yield hand-off (yielded) is spent either way.
+ */
+__hidden int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable)
+{
+	if (sticky_tasks && runnable && !tctx->sticky.yielded) {
+		tctx->sticky.sticky_cpu = scx_bpf_task_cpu(p);
+		stat_inc(VRQ_STAT_STICKY_SET);
+	}
+	tctx->sticky.yielded = 0;
+	return 0;
+}
+
