@@ -328,6 +328,11 @@ pub fn knob_values(m: &ArgMatches) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The README's markers around its knob tables (scx_vrq-gen-docs --readme writes between them, a
+/// Rust test compares what is between them).
+pub const KNOB_TABLES_BEGIN: &str = "<!-- knob-tables:begin -->\n";
+pub const KNOB_TABLES_END: &str = "<!-- knob-tables:end -->";
+
 /// Where each knob's default was measured, for the README's knob table (a flag's long name, then
 /// markdown). A knob that is on by default or changes a default is listed with the committed report
 /// that shows its effect.

@@ -581,7 +581,7 @@ mod tests {
     #[test]
     fn readme_knob_tables_are_made_from_the_flags() {
         let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-        let (begin, end) = ("<!-- knob-tables:begin -->\n", "<!-- knob-tables:end -->");
+        let (begin, end) = (cli::KNOB_TABLES_BEGIN, cli::KNOB_TABLES_END);
         let from = readme.find(begin).expect("README has no knob-tables:begin marker") + begin.len();
         let to = readme.find(end).expect("README has no knob-tables:end marker");
         assert!(

@@ -29,8 +29,8 @@ Writes into OUTDIR (created if missing):
 --readme FILE rewrites the knob tables of FILE (the README) between its knob-tables markers from the
 same definition (a Rust test fails while they differ).";
 
-const TABLES_BEGIN: &str = "<!-- knob-tables:begin -->\n";
-const TABLES_END: &str = "<!-- knob-tables:end -->";
+use cli::KNOB_TABLES_BEGIN as TABLES_BEGIN;
+use cli::KNOB_TABLES_END as TABLES_END;
 
 fn write_readme_tables(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
