@@ -343,11 +343,11 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "target-latency-ms",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 4.25x the defaults', requests/s 1.9% more off",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 4.25x the defaults', requests/s 1.9% more off; the hog beside a build level: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
     ),
     (
         "short-run-us",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.14x the defaults', requests/s 1.7% more off",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.14x the defaults', requests/s 1.7% more off; the hog beside a build off 0.70x the defaults' rate: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
     ),
     (
         "short-run-renew",
@@ -367,7 +367,7 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "preempt-local",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.67x the defaults'",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.67x the defaults'; the hog beside a build level: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
     ),
     (
         "group-accounting",
