@@ -72,6 +72,8 @@ pub enum GroupMode {
     Thread,
     /// The processes of one session (a terminal's jobs, a service) share one task's CPU.
     Session,
+    /// cgroup v2's cpu.weight, along the tree (systemd's CPUWeight=, containers' weights), and cpu.idle.
+    Cgroup,
 }
 
 /// Which CPUs share one run queue.
@@ -208,7 +210,10 @@ pub struct Opts {
     /// another group has runnable tasks, each task's deadline offset is multiplied by the runnable
     /// tasks in its group (averaged over about one rr_interval, so that a group's own tasks keep their
     /// order); a group alone is ordered as without accounting. As BFS warned: make itself then runs
-    /// like a niced task beside other work.
+    /// like a niced task beside other work. cgroup: the CPU is divided by cgroup v2's cpu.weight along
+    /// the tree, as the kernel's own scheduler divides it (systemd's CPUWeight=, a container's
+    /// weight); each cgroup's tasks share its part in BFS's order; a cpu.idle cgroup's tasks run as
+    /// SCHED_IDLE (kernels from 6.19); cpu.max is not enforced.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = GroupMode::Session, help_heading = GROUPS)]
     pub group_accounting: GroupMode,
 

@@ -61,6 +61,7 @@ impl GroupMode {
             GroupMode::Off => bpf_intf::vrq_group_mode_VRQ_GROUP_OFF as u32,
             GroupMode::Thread => bpf_intf::vrq_group_mode_VRQ_GROUP_THREAD as u32,
             GroupMode::Session => bpf_intf::vrq_group_mode_VRQ_GROUP_SESSION as u32,
+            GroupMode::Cgroup => bpf_intf::vrq_group_mode_VRQ_GROUP_CGROUP as u32,
         }
     }
 }

@@ -163,6 +163,20 @@ vrq_metrics! {
         sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED, "passed": "Other queues' sticky heads passed over as later",
         sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN, "stolen": "Sticky tasks that ran on another CPU",
     },
+    "cgroup" => {
+        cgroup_stretched = vrq_stat_VRQ_STAT_CGROUP_STRETCHED, "stretched": "Deadlines given a cgroup stretch of more than one nice-0 offset: their cgroup has more runnable tasks than its cpu.weight share of the CPUs (--group-accounting cgroup)",
+        cgroup_lagged = vrq_stat_VRQ_STAT_CGROUP_LAGGED, "lagged": "Deadlines brought earlier because their cgroup was behind the furthest one in virtual time (CPU used over its share)",
+        cgroup_moves = vrq_stat_VRQ_STAT_CGROUP_MOVE, "moves": "Tasks moved between cgroups",
+        cgroup_inits = vrq_stat_VRQ_STAT_CGROUP_INIT, "created": "cgroups created, or found when the scheduler loaded",
+        cgroup_exits = vrq_stat_VRQ_STAT_CGROUP_EXIT, "removed": "cgroups removed",
+        cgroup_untracked = vrq_stat_VRQ_STAT_CGROUP_UNTRACKED, "untracked": "cgroups beyond the table's 65,536 entries: their tasks compete as the root's",
+        cgroup_idle_runs = vrq_stat_VRQ_STAT_CGROUP_IDLE_RUN, "idle": "Renewals of tasks in a cpu.idle cgroup, which compete as SCHED_IDLE tasks",
+    },
+    "release" => {
+        cpu_released = vrq_stat_VRQ_STAT_CPU_RELEASED, "released": "A CPU taken by a higher scheduling class (real-time, deadline): its local queue handed back",
+        cpu_reacquired = vrq_stat_VRQ_STAT_CPU_REACQUIRED, "reacquired": "... and given back to scx_vrq",
+        reenqueued = vrq_stat_VRQ_STAT_REENQUEUED, "reenqueued": "Tasks handed back from a taken CPU's local queue and queued again to run elsewhere",
+    },
     "hotplug" => {
         cpu_online = vrq_stat_VRQ_STAT_CPU_ONLINE, "online": "CPUs that came on line while loaded, kept without a restart (CPU hotplug)",
         cpu_offline = vrq_stat_VRQ_STAT_CPU_OFFLINE, "offline": "CPUs that went off line while loaded, kept without a restart (CPU hotplug)",

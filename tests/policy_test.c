@@ -736,6 +736,54 @@ static void test_fork_depth(void)
 	      2 * vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(3) * VRQ_GROUP_LOAD_ONE));
 }
 
+/* cgroup weights: the hierarchical share, the stretch, the virtual time and its lag bounds. */
+static void test_cgroup_weights(void)
+{
+	const u64 one = VRQ_CGROUP_SHARE_ONE;
+	u64 a, b, a1;
+
+	/* siblings at 100 and 300, both active: 1/4 and 3/4 of the parent's share */
+	a = vrq_cgroup_child_share(one, 100, 400);
+	b = vrq_cgroup_child_share(one, 300, 400);
+	CHECK(a == one / 4 && b == 3 * one / 4);
+	/* a child alone (or not yet counted in the sum) has its parent's whole share */
+	CHECK(vrq_cgroup_child_share(one, 100, 100) == one);
+	CHECK(vrq_cgroup_child_share(one, 100, 0) == one);
+	/* nesting: A(100){A1, A2} beside B(100): A1 gets a quarter */
+	a1 = vrq_cgroup_child_share(vrq_cgroup_child_share(one, 100, 200), 100, 200);
+	CHECK(a1 == one / 4);
+	/* weights outside cpu.weight's range are clamped; a share is never 0 */
+	CHECK(vrq_cgroup_child_share(one, 0, 10000) == one / 10000);
+	CHECK(vrq_cgroup_child_share(1, 1, 10000) == 1);
+	CHECK(vrq_cgroup_child_share(one, 50000, 10000) == one);
+
+	/* the stretch: n tasks over the CPUs the share is worth, in nice-0 offsets */
+	CHECK(vrq_cgroup_stretch(MS(6), 4, 2, one) == MS(12));
+	CHECK(vrq_cgroup_stretch(MS(6), 4, 2, one / 4) == MS(48));
+	CHECK(vrq_cgroup_stretch(MS(6), 0, 2, one) == MS(3));	/* at least one task */
+	/* one task beside sixteen at equal weights: 16x the stretch, so one turn each way */
+	CHECK(vrq_cgroup_stretch(MS(6), 16, 2, one / 2) == 16 * vrq_cgroup_stretch(MS(6), 1, 2, one / 2));
+	/* capped: a tiny share or a huge count does not overflow the deadline */
+	CHECK(vrq_cgroup_stretch(MS(6), 4096, 1, 1) == VRQ_STRETCH_MAX_NS);
+	CHECK(vrq_cgroup_stretch(MS(6), 1000000, 1, one) == VRQ_STRETCH_MAX_NS);
+	CHECK(vrq_cgroup_stretch(~0ULL, 1, 1, one) == VRQ_STRETCH_MAX_NS);
+
+	/* virtual time: CPU over share; a quarter share moves four times as fast as a whole one */
+	CHECK(vrq_cgroup_vtime_delta(MS(4), 2, one) == MS(2));
+	CHECK(vrq_cgroup_vtime_delta(MS(4), 2, one / 4) == MS(8));
+	CHECK(vrq_cgroup_vtime_delta(MS(4), 0, 0) == MS(4) * one);
+
+	/* the lag: behind the furthest by up to the bound, never ahead */
+	CHECK(vrq_cgroup_lag(MS(100), MS(150), VRQ_CGROUP_LAG_MAX_NS) == MS(50));
+	CHECK(vrq_cgroup_lag(MS(100), MS(900), VRQ_CGROUP_LAG_MAX_NS) == VRQ_CGROUP_LAG_MAX_NS);
+	CHECK(vrq_cgroup_lag(MS(200), MS(150), VRQ_CGROUP_LAG_MAX_NS) == 0);
+	/* floors: back from idle at most rr_interval behind; ahead or near stays */
+	CHECK(vrq_cgroup_vtime_floor(MS(10), MS(1000), MS(6)) == MS(994));
+	CHECK(vrq_cgroup_vtime_floor(MS(998), MS(1000), MS(6)) == MS(998));
+	CHECK(vrq_cgroup_vtime_floor(MS(2000), MS(1000), MS(6)) == MS(2000));
+	CHECK(vrq_cgroup_vtime_floor(0, MS(3), MS(6)) == 0);	/* early in the boot */
+}
+
 static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound)
 {
 	u64 total = 0;
@@ -1008,6 +1056,7 @@ int main(void)
 		{ "group_load_edges", test_group_load_edges },
 		{ "group_multiplier", test_group_multiplier },
 		{ "fork_depth", test_fork_depth },
+		{ "cgroup_weights", test_cgroup_weights },
 		{ "cpu_scaled", test_cpu_scaled },
 		{ "select_order", test_select_order },
 		{ "delay_placement", test_delay_placement },

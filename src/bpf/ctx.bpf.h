@@ -3,7 +3,7 @@
  * scx_vrq's per-CPU and per-task state (included by vrq.bpf.h). Each optional mechanism keeps its
  * per-task state in its own sub-struct of task_ctx, written and read only by its own file (and
  * init_task, which starts it): delayed migration (delay), sticky tasks (sticky), the fork-depth penalty
- * (fork), the target latency's count (target).
+ * (fork), cgroup weights (cg), the target latency's count (target).
  */
 #ifndef __VRQ_CTX_BPF_H
 #define __VRQ_CTX_BPF_H
@@ -36,6 +36,9 @@ struct cpu_ctx {
 	u8 waker_preempted;			/* short runners: a task woken by the one running here
 						 * preempts it (preempt_for_wakeup); its run ends there.
 						 * start_run clears it */
+	u8 released;				/* a higher class (real-time, deadline) holds this CPU:
+						 * cpu_release sets it, cpu_acquire clears it
+						 * (cpu_release.bpf.c) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
 	struct bpf_cpumask __kptr *pkg;		/* ... within VRQ_DIST_PKG */
@@ -91,6 +94,22 @@ struct fork_depth {
 	u32 fork_depth;		/* forks from init (init's children: 1); init_task writes it */
 };
 
+/* cgroup weights (--group-accounting cgroup, cgroup.bpf.c). */
+struct cgroup_mark {
+	u64 id;			/* the cgroup it is in: init_task and cgroup_move write it */
+	u64 counted_id;		/* the cgroup it is counted runnable in (0: none). runnable
+				 * (cgroup_runnable) writes it; quiescent and cgroup_move read and
+				 * clear it, so a move never uncounts from the wrong cgroup */
+	u64 share;		/* its cgroup's share at its last renewal (VRQ_CGROUP_SHARE_ONE: all);
+				 * cgroup_charge reads it to advance the cgroup's virtual time */
+	u64 charged_at;		/* when its run time was last charged to its cgroup (running, tick,
+				 * stopping) */
+	u64 lag;		/* how much earlier its last renewal's deadline came for its cgroup's
+				 * lag; cgroup_stretch writes it, new_deadline_from_now reads it */
+	u8 idle;		/* its cgroup or an ancestor has cpu.idle = 1 at its last renewal:
+				 * it competes as a SCHED_IDLE task (task_prio) */
+};
+
 /* Target latency, enqueue -> running / quiescent. */
 struct latency_waiter_mark {
 	u8 latency_waiter;	/* queued by its wake-up or as a short runner, and counted in
@@ -118,6 +137,7 @@ struct task_ctx {
 	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	struct fork_depth fork;		/* the fork-depth penalty (groups.bpf.c) */
+	struct cgroup_mark cg;		/* cgroup weights (cgroup.bpf.c) */
 	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL (task_prio) until it uses up its
 				 * slice. enqueue writes it on a wake-up; new_deadline_from_now clears it */
 	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_idle reads it */

@@ -65,9 +65,15 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 	u64 group_m = group_multiplier_of(tctx->group);
 	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork.fork_depth) : 1;
 	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
-	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
-					group_m * depth_n);
-	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
+	u64 offset_slice = vrq_offset_slice(slice, rr_interval_ns, rate), lag = 0, credit;
+	u64 offset = vrq_group_deadline(0, task_nice(p), offset_slice, group_m * depth_n);
+
+	/* cgroup weights: the cgroup's stretch after the task's own offset, its lag before it */
+	if (group_mode == VRQ_GROUP_CGROUP) {
+		offset += cgroup_stretch(tctx, vrq_nice0_offset(offset_slice), rate);
+		lag = tctx->cg.lag;
+	}
+	credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
 	 * next wake-up) */
@@ -79,6 +85,7 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 		tctx->time_slice = slice;
 	}
 	tctx->deadline = niffies + offset - credit;
+	tctx->deadline = tctx->deadline > lag ? tctx->deadline - lag : 0;
 	tctx->offset = offset;
 	stat_inc(VRQ_STAT_NEW_DEADLINE);
 	if (group_m >= VRQ_GROUP_SCALED_MIN)

@@ -103,10 +103,15 @@ static __always_inline s32 task_nice(const struct task_struct *p)
 	return (s32)p->static_prio - 120;
 }
 
-/* The task's priority class (policy.h: vrq_task_prio); @tctx may be NULL (no kernel-wakeup boost). */
+/*
+ * The task's priority class (policy.h: vrq_task_prio); @tctx may be NULL (no kernel-wakeup boost). A
+ * task of a cpu.idle cgroup (--group-accounting cgroup) competes as SCHED_IDLE, as the kernel runs it.
+ */
 static __always_inline u32 task_prio(const struct task_struct *p, const struct task_ctx *tctx)
 {
-	return vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup);
+	u32 policy = tctx && tctx->cg.idle ? VRQ_SCHED_IDLE : p->policy;
+
+	return vrq_task_prio(policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup);
 }
 
 static __always_inline u64 task_priodl(const struct task_struct *p, const struct task_ctx *tctx)

@@ -45,6 +45,7 @@ enum vrq_group_mode {
 	VRQ_GROUP_OFF		= 0,	/* plain BFS: every task is its own entity */
 	VRQ_GROUP_THREAD	= 1,	/* the threads of one process (thread group) */
 	VRQ_GROUP_SESSION	= 2,	/* the processes of one session: a terminal's job, a service */
+	VRQ_GROUP_CGROUP	= 3,	/* cgroup v2's cpu.weight, along the tree (cgroup.bpf.c) */
 };
 
 /*
@@ -126,6 +127,18 @@ enum vrq_stat {
 	VRQ_STAT_PREEMPT_DIRECT,	/* local preemptions by inserting the woken task on this CPU (no kick) */
 	VRQ_STAT_CPU_ONLINE,		/* CPUs that came on line while loaded (no restart) */
 	VRQ_STAT_CPU_OFFLINE,		/* CPUs that went off line while loaded (no restart) */
+	/* cgroup weights (--group-accounting cgroup) */
+	VRQ_STAT_CGROUP_STRETCHED,	/* deadlines given a cgroup stretch of more than one offset (a cgroup under a full share) */
+	VRQ_STAT_CGROUP_LAGGED,		/* deadlines brought earlier because their cgroup was behind in virtual time */
+	VRQ_STAT_CGROUP_MOVE,		/* tasks moved between cgroups */
+	VRQ_STAT_CGROUP_INIT,		/* cgroups created (or found at load) */
+	VRQ_STAT_CGROUP_EXIT,		/* cgroups removed */
+	VRQ_STAT_CGROUP_UNTRACKED,	/* cgroups beyond the table's room: their tasks count as the root's */
+	VRQ_STAT_CGROUP_IDLE_RUN,	/* renewals of tasks in a cpu.idle cgroup: they compete as SCHED_IDLE tasks */
+	/* higher scheduling classes (real-time, deadline) taking CPUs */
+	VRQ_STAT_CPU_RELEASED,		/* a CPU taken by a higher class: its local queue handed back (cpu_release) */
+	VRQ_STAT_CPU_REACQUIRED,	/* ... and given back to scx_vrq (cpu_acquire) */
+	VRQ_STAT_REENQUEUED,		/* tasks handed back from a taken CPU's local queue, queued again to run elsewhere */
 	VRQ_NR_STATS,
 };
 

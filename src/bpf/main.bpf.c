@@ -85,6 +85,8 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
+	if (enq_flags & SCX_ENQ_REENQ)
+		stat_inc(VRQ_STAT_REENQUEUED);	/* handed back by a CPU a higher class took */
 	sync_wakeup = vrq_take_once(&tctx->wake.sync);
 	priodl = ready_to_queue(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	if (enq_flags & SCX_ENQ_LAST) {
@@ -169,6 +171,8 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
+	if (group_mode == VRQ_GROUP_CGROUP)
+		cgroup_charge(tctx, tctx->last_charged, true);
 	lat_wait_ends(p, tctx, tctx->last_charged);
 	tctx->wake.sync = 0;		/* that wake-up is over, enqueued or not */
 	uncount_latency_waiter(tctx);
@@ -197,6 +201,8 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	advance_niffies(q);
 	if (tctx)
 		charge_slice(tctx, now);
+	if (tctx && group_mode == VRQ_GROUP_CGROUP)
+		cgroup_charge(tctx, now, false);
 	refresh_cpu_perf(cpu);
 	if (migration_delay_ns)
 		delay_tick(cpu, now);
@@ -222,6 +228,8 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 now = scx_bpf_now();
 
 		charge_slice(tctx, now);
+		if (group_mode == VRQ_GROUP_CGROUP)
+			cgroup_charge(tctx, now, false);
 		if (runnable)
 			end_turn_if_over(p, tctx, cpu, now);
 		end_run(tctx, cpu, runnable);
@@ -274,7 +282,9 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, scx_bpf_now() - tctx->slept_at);
 		tctx->slept_at = 0;
 	}
-	if (group_mode != VRQ_GROUP_OFF)
+	if (group_mode == VRQ_GROUP_CGROUP)
+		cgroup_runnable(tctx);
+	else if (group_mode != VRQ_GROUP_OFF)
 		group_runnable_add(p, tctx);
 }
 
@@ -287,7 +297,9 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!(tctx = task_ctx_of(p)))
 		return;
 	uncount_latency_waiter(tctx);
-	if (group_mode != VRQ_GROUP_OFF && tctx->group)
+	if (group_mode == VRQ_GROUP_CGROUP)
+		cgroup_quiescent(tctx);
+	else if (group_mode != VRQ_GROUP_OFF && tctx->group)
 		group_quiescent(tctx);
 }
 /*
@@ -310,6 +322,8 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->delay.waker = -1;
 	tctx->delay.scaled_cpu = -1;
 	tctx->sticky.sticky_cpu = -1;
+	if (group_mode == VRQ_GROUP_CGROUP)
+		cgroup_task_init(tctx, args);
 	return 0;
 }
 /*
@@ -359,6 +373,58 @@ void BPF_STRUCT_OPS(vrq_cpu_offline, s32 cpu)
 	stat_inc(VRQ_STAT_CPU_OFFLINE);
 }
 
+/*
+ * cgroups (--group-accounting cgroup; cgroup.bpf.c). The kernel calls these whatever the mode; other
+ * modes keep no cgroup state. A cgroup_init that fails would fail the cgroup's creation: it never does.
+ */
+s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	bool idle = false;
+
+	if (group_mode != VRQ_GROUP_CGROUP)
+		return 0;
+	if (bpf_core_field_exists(args->sched_idle))	/* cpu.idle reaches sched_ext from 6.19 on */
+		idle = BPF_CORE_READ(args, sched_idle);
+	return cgroup_node_init(cgrp, args->weight, idle);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_exit, struct cgroup *cgrp)
+{
+	if (group_mode == VRQ_GROUP_CGROUP)
+		cgroup_node_exit(cgrp);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
+{
+	struct task_ctx *tctx;
+
+	if (group_mode == VRQ_GROUP_CGROUP && (tctx = task_ctx_of(p)))
+		cgroup_task_moved(tctx, to);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	if (group_mode == VRQ_GROUP_CGROUP)
+		cgroup_node_set_weight(cgrp, weight);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_set_idle, struct cgroup *cgrp, bool idle)
+{
+	if (group_mode == VRQ_GROUP_CGROUP)
+		cgroup_node_set_idle(cgrp, idle);
+}
+
+/* A higher class (real-time, deadline) takes a CPU, and gives it back (cpu_release.bpf.c). */
+void BPF_STRUCT_OPS(vrq_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	cpu_released(cpu);
+}
+
+void BPF_STRUCT_OPS(vrq_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
+{
+	cpu_reacquired(cpu);
+}
+
 void BPF_STRUCT_OPS(vrq_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -377,6 +443,13 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .init_task	= (void *)vrq_init_task,
 	       .cpu_online	= (void *)vrq_cpu_online,
 	       .cpu_offline	= (void *)vrq_cpu_offline,
+	       .cpu_release	= (void *)vrq_cpu_release,
+	       .cpu_acquire	= (void *)vrq_cpu_acquire,
+	       .cgroup_init	= (void *)vrq_cgroup_init,
+	       .cgroup_exit	= (void *)vrq_cgroup_exit,
+	       .cgroup_move	= (void *)vrq_cgroup_move,
+	       .cgroup_set_weight = (void *)vrq_cgroup_set_weight,
+	       .cgroup_set_idle	= (void *)vrq_cgroup_set_idle,
 	       .init		= (void *)vrq_init,
 	       .exit		= (void *)vrq_exit,
 	       .timeout_ms	= VRQ_WATCHDOG_MS,

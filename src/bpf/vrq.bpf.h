@@ -194,4 +194,20 @@ s32 init_perf_masks(void);
 /* hotplug.bpf.c */
 int cpu_goes(s32 cpu, bool online);
 
+/* cgroup.bpf.c: cgroup weights (--group-accounting cgroup) */
+s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, u32 weight, bool idle);
+int cgroup_node_exit(struct cgroup *cgrp __arg_trusted);
+int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weight);
+int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle);
+int cgroup_runnable(struct task_ctx *tctx __tctx);
+int cgroup_quiescent(struct task_ctx *tctx __tctx);
+int cgroup_task_moved(struct task_ctx *tctx __tctx, struct cgroup *to __arg_trusted);
+int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
+int cgroup_charge(struct task_ctx *tctx, u64 now, bool start);
+u64 cgroup_stretch(struct task_ctx *tctx, u64 nice0_offset_ns, u64 rate);
+
+/* cpu_release.bpf.c: higher classes taking CPUs */
+int cpu_released(s32 cpu);
+int cpu_reacquired(s32 cpu);
+
 #endif /* __VRQ_BPF_H */
