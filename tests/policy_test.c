@@ -768,6 +768,13 @@ static void test_cgroup_weights(void)
 	CHECK(vrq_cgroup_stretch(MS(6), 1000000, 1, one) == VRQ_STRETCH_MAX_NS);
 	CHECK(vrq_cgroup_stretch(~0ULL, 1, 1, one) == VRQ_STRETCH_MAX_NS);
 
+	/* a turn: the slice rounded up to the tick, in clock time; shorter than a tick, as it is */
+	CHECK(vrq_cgroup_turn(MS(6), MS(6), MS(4)) == MS(8));
+	CHECK(vrq_cgroup_turn(MS(12), MS(6), MS(4)) == MS(16));	/* the clock at twice real time */
+	CHECK(vrq_cgroup_turn(MS(8), MS(8), MS(4)) == MS(8));
+	CHECK(vrq_cgroup_turn(MS(2), MS(2), MS(4)) == MS(2));
+	CHECK(vrq_cgroup_turn(MS(6), MS(6), 0) == MS(6));
+
 	/* virtual time: CPU over share; a quarter share moves four times as fast as a whole one */
 	CHECK(vrq_cgroup_vtime_delta(MS(4), 2, one) == MS(2));
 	CHECK(vrq_cgroup_vtime_delta(MS(4), 2, one / 4) == MS(8));

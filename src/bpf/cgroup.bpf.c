@@ -222,8 +222,8 @@ __noinline int cgroup_charge(struct task_ctx *tctx, u64 now, bool start)
 }
 
 /*
- * At a renewal (new_deadline_from_now): the task's cgroup's stretch for a nice-0 offset of
- * @nice0_offset_ns; records the share (for cgroup_charge), how much earlier its deadline comes for its
+ * At a renewal (new_deadline_from_now): the task's cgroup's stretch for a turn of @turn_ns (the slice,
+ * in the queues' clock time); records the share (for cgroup_charge), how much earlier its deadline comes for its
  * cgroup's lag (cg.lag) and whether it competes as SCHED_IDLE (cpu.idle on the path). Offsets are in
  * the queues' clock time, which runs @rate times faster than real time while latency waiters wait
  * (--target-latency-ms): the lag, measured in CPU time, is turned into clock time the same way, or a
@@ -231,7 +231,7 @@ __noinline int cgroup_charge(struct task_ctx *tctx, u64 now, bool start)
  * function, verified once: walked in each caller's state, its loop would be walked at every renewal
  * site (select_cpu, enqueue, dispatch, tick, stopping), ~80,000 instructions more. @tctx NULL: 0.
  */
-__noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 nice0_offset_ns, u64 rate)
+__noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 turn_ns, u64 rate)
 {
 	u64 share = VRQ_CGROUP_SHARE_ONE, id, stretch;
 	struct cgroup_node *leaf, *node, *parent;
@@ -269,8 +269,8 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 nice0_offset_ns, u64 ra
 		return 0;
 	}
 	nr = leaf->nr_runnable;
-	stretch = vrq_cgroup_stretch(nice0_offset_ns, nr > 0 ? nr : 1, nr_online_cpus, share);
-	if (stretch > nice0_offset_ns)
+	stretch = vrq_cgroup_stretch(turn_ns, nr > 0 ? nr : 1, nr_online_cpus, share);
+	if (stretch > turn_ns)
 		stat_inc(VRQ_STAT_CGROUP_STRETCHED);
 	/* a competing cgroup is never further behind than the lag bound */
 	leaf->vtime = vrq_cgroup_vtime_floor(leaf->vtime, vtime_max, VRQ_CGROUP_LAG_MAX_NS);

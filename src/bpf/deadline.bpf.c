@@ -68,9 +68,10 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 	u64 offset_slice = vrq_offset_slice(slice, rr_interval_ns, rate), lag = 0, credit;
 	u64 offset = vrq_group_deadline(0, task_nice(p), offset_slice, group_m * depth_n);
 
-	/* cgroup weights: the cgroup's stretch after the task's own offset, its lag before it */
+	/* cgroup weights: the cgroup's stretch after the task's own offset (a turn per runnable task
+	 * over the CPUs its share is worth), its lag before it */
 	if (group_mode == VRQ_GROUP_CGROUP) {
-		offset += cgroup_stretch(tctx, vrq_nice0_offset(offset_slice), rate);
+		offset += cgroup_stretch(tctx, vrq_cgroup_turn(offset_slice, slice, tick_ns()), rate);
 		lag = tctx->cg.lag;
 	}
 	credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);

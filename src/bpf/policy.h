@@ -252,9 +252,11 @@ static __always_inline u64 vrq_group_multiplier(u64 group_avg, u64 tasks_avg)
  * share of the machine is the product, over it and its ancestors, of its weight over the weights of
  * its siblings that have runnable tasks (the kernel's hierarchical weight; the root's share is
  * VRQ_CGROUP_SHARE_ONE). A task's deadline offset is BFS's own (nice, fork depth) plus two terms:
- * - the stretch: one nice-0 offset for each runnable task of its cgroup, over the CPUs the cgroup's
- *   share is worth (n x offset / (CPUs x share)). With deadlines renewed once a turn, a cgroup whose
- *   tasks are due that much later gets about its share of the turns, however many tasks it has;
+ * - the stretch: one turn (the slice, rr_interval) for each runnable task of its cgroup, over the
+ *   CPUs the cgroup's share is worth (n x turn / (CPUs x share)): the time the cgroup's tasks take to
+ *   get one turn each at its share. With deadlines renewed once a turn, a cgroup whose tasks are due
+ *   that much later gets about its share of the turns, however many tasks it has (a nice-0 offset,
+ *   BFS's ~6.7 rr_intervals, in place of the turn gave 1:10 for 1:3 in the guest);
  * - the lag: each cgroup keeps a virtual time, its CPU use over its share (vrq_cgroup_vtime_delta); a
  *   cgroup behind the furthest one has its deadlines brought earlier by as much, up to
  *   VRQ_CGROUP_LAG_MAX_NS, which corrects what the stretch leaves (turns cut short by wake-ups,
@@ -269,7 +271,7 @@ static __always_inline u64 vrq_group_multiplier(u64 group_avg, u64 tasks_avg)
 #define VRQ_CGROUP_SHARE_ONE (1ULL << 20)
 #define VRQ_CGROUP_WEIGHT_DFL 100
 #define VRQ_CGROUP_WEIGHT_MAX 10000
-#define VRQ_CGROUP_LAG_MAX_NS (500ULL * VRQ_NSEC_PER_MSEC)
+#define VRQ_CGROUP_LAG_MAX_NS (250ULL * VRQ_NSEC_PER_MSEC)
 #define VRQ_CGROUP_DEPTH_MAX 16		/* levels walked from a task's cgroup up to the root */
 
 /*
@@ -296,7 +298,7 @@ static __always_inline u64 vrq_cgroup_child_share(u64 parent_share, u64 weight, 
 
 /*
  * The stretch of a task whose cgroup has @nr_runnable runnable tasks and share @share, on @nr_cpus
- * CPUs, for a nice-0 offset of @offset_ns: @nr_runnable x @offset_ns / (@nr_cpus x share), capped at
+ * CPUs, for a turn of @offset_ns: @nr_runnable x @offset_ns / (@nr_cpus x share), capped at
  * VRQ_STRETCH_MAX_NS like every stretched deadline (a cgroup that far behind is last in line anyway,
  * and the lag term still brings it forward).
  */
@@ -322,6 +324,23 @@ static __always_inline u64 vrq_cgroup_stretch(u64 offset_ns, u64 nr_runnable, u3
 	if (per_cpu / share > VRQ_STRETCH_MAX_NS / VRQ_CGROUP_SHARE_ONE)
 		return VRQ_STRETCH_MAX_NS;
 	return per_cpu * VRQ_CGROUP_SHARE_ONE / share;
+}
+
+/*
+ * The turn a task gets for a slice of @slice_ns, in the queues' clock time (@offset_slice_ns, the slice
+ * at the clock's rate: vrq_offset_slice): sched_ext sees a slice end only at the tick (@tick_ns), so a
+ * slice of a tick or more lasts until the tick after it ends -- rr_interval 6 ms on a 4 ms tick is an
+ * 8 ms turn (shorter slices are ended by the slice timer). The cgroup stretch counts turns.
+ */
+static __always_inline u64 vrq_cgroup_turn(u64 offset_slice_ns, u64 slice_ns, u64 tick_ns)
+{
+	u64 ticks;
+
+	if (!tick_ns || !slice_ns || slice_ns < tick_ns)
+		return offset_slice_ns;
+	ticks = (slice_ns + tick_ns - 1) / tick_ns;
+	/* offset_slice <= 2^32 ns, ticks x tick < 2^33: the product fits */
+	return offset_slice_ns * (ticks * tick_ns) / slice_ns;
 }
 
 /* How far a cgroup's virtual time moves for @ran_ns of CPU at share @share on @nr_cpus CPUs. */
