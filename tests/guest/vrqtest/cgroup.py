@@ -182,8 +182,10 @@ def kernel_symbol(name):
 
 def scx_cgroup_idle_supported():
     """The running kernel passes cpu.idle to a sched_ext scheduler (ops.cgroup_set_idle, Linux 6.19 on):
-    without it a sched_ext scheduler never learns that a cgroup is idle."""
-    return kernel_symbol("scx_group_set_idle")
+    without it a sched_ext scheduler never learns that a cgroup is idle. Told by the struct_ops stub of
+    that member (sched_ext_ops__cgroup_set_idle), not by scx_group_set_idle: 6.12 has that function
+    too, which only warns that the scheduler cannot honour cpu.idle."""
+    return kernel_symbol("sched_ext_ops__cgroup_set_idle")
 
 
 def scx_deadline_server():
