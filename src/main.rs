@@ -246,6 +246,7 @@ impl<'a> Scheduler<'a> {
             m.nr_queued += q.nr_queued;
             m.max_queued = m.max_queued.max(q.max_queued);
         }
+        m.cgroups = bss.nr_cgroups.max(0) as u64;
         m
     }
 

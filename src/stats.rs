@@ -55,6 +55,8 @@ macro_rules! vrq_metrics {
             pub nr_queued: u64,
             #[stat(desc = "Deepest any queue has been since load")]
             pub max_queued: u64,
+            #[stat(desc = "cgroups known to --group-accounting cgroup now (created or found at load, not yet removed)")]
+            pub cgroups: u64,
             $( $(
                 #[stat(desc = $desc)]
                 pub $field: u64,
@@ -218,6 +220,9 @@ impl Metrics {
             self.nr_queued,
             self.max_queued
         );
+        if self.cgroups > 0 {
+            line.push_str(&format!(" cgroups:{}", self.cgroups));
+        }
         // A block ("| name label:value ...") goes on the current line if it fits in WIDTH, else it
         // starts the next line, indented; only a block longer than a line is split.
         for (block, counters) in self.counter_blocks() {

@@ -71,7 +71,7 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 	/* cgroup weights: the cgroup's stretch after the task's own offset (a turn per runnable task
 	 * over the CPUs its share is worth), its lag before it */
 	if (group_mode == VRQ_GROUP_CGROUP) {
-		offset += cgroup_stretch(tctx, vrq_cgroup_turn(offset_slice, slice, tick_ns()), rate);
+		offset += cgroup_stretch(tctx, offset_slice, slice, rate);
 		lag = tctx->cg.lag;
 	}
 	credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);

@@ -204,7 +204,7 @@ int cgroup_quiescent(struct task_ctx *tctx __tctx);
 int cgroup_task_moved(struct task_ctx *tctx __tctx, struct cgroup *to __arg_trusted);
 int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
 int cgroup_charge(struct task_ctx *tctx, u64 now, bool start);
-u64 cgroup_stretch(struct task_ctx *tctx, u64 turn_ns, u64 rate);
+u64 cgroup_stretch(struct task_ctx *tctx, u64 offset_slice_ns, u64 slice_ns, u64 rate);
 
 /* cpu_release.bpf.c: higher classes taking CPUs */
 int cpu_released(s32 cpu);
