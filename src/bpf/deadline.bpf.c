@@ -67,7 +67,7 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
 	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
 					group_m * depth_n);
-	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
+	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
 	 * next wake-up) */

@@ -78,7 +78,7 @@ __hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
 			continue;
 		key = head->scx.dsq_vtime;
 		/* sticky_elsewhere's own test first: no task_ctx lookup for a head of this CPU's queue */
-		if (sticky_tasks && q != own && sticky_elsewhere(task_ctx_of(head), q, own)) {
+		if (sticky && q != own && sticky_elsewhere(task_ctx_of(head), q, own)) {
 			if (key < best->sticky_passed)
 				best->sticky_passed = key;
 			key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));

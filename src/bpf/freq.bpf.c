@@ -37,9 +37,9 @@ __hidden int refresh_cpu_perf(s32 cpu)
 	struct perf_masks *pm;
 	u8 scaled;
 
-	if (!freq_threshold_pct || !(cctx = cpu_ctx_of(cpu)) || !(pm = perf_masks_get()))
+	if (!freq_threshold || !(cctx = cpu_ctx_of(cpu)) || !(pm = perf_masks_get()))
 		return 0;
-	scaled = vrq_cpu_scaled(cpu_perf(cpu), freq_threshold_pct);
+	scaled = vrq_cpu_scaled(cpu_perf(cpu), freq_threshold);
 	if (scaled == cctx->scaled)
 		return 0;
 	cctx->scaled = scaled;

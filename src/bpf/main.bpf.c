@@ -19,8 +19,11 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-/* Knobs, set by the loader before load (src/cli.rs: their flags; the defaults here are the same). */
-const volatile u32 queue_mode = VRQ_QUEUE_LLC;
+/*
+ * Knobs, set by the loader before load (src/cli.rs: their flags; the defaults here are the same). Each is
+ * named as its flag in snake_case, a time in ns where the flag gives ms or us (a Rust test checks it).
+ */
+const volatile u32 queue = VRQ_QUEUE_LLC;
 const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
@@ -29,16 +32,16 @@ const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target'
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as woken (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
 const volatile bool under_share_first = true;	/* a task waking under its CPU share goes first */
-const volatile u32 wake_credit_pct = 50;		/* 0: off (BFS: a passed deadline renews from now) */
+const volatile u32 wake_credit = 50;		/* % of the offset; 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
-const volatile u32 group_mode = VRQ_GROUP_SESSION;
+const volatile u32 group_accounting = VRQ_GROUP_SESSION;
 const volatile bool fork_depth_penalty = false;
-const volatile u32 freq_threshold_pct = 0;		/* 0: frequency-blind CPU selection */
+const volatile u32 freq_threshold = 0;		/* % of the maximum performance; 0: frequency-blind CPU selection */
 const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
-const volatile bool sticky_tasks = false;
+const volatile bool sticky = false;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 /* 1 for each CPU on line when the loader read the topology: only those have a cpu_topo entry */
@@ -274,7 +277,7 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, scx_bpf_now() - tctx->slept_at);
 		tctx->slept_at = 0;
 	}
-	if (group_mode != VRQ_GROUP_OFF)
+	if (group_accounting != VRQ_GROUP_OFF)
 		group_runnable_add(p, tctx);
 }
 
@@ -287,7 +290,7 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!(tctx = task_ctx_of(p)))
 		return;
 	uncount_latency_waiter(tctx);
-	if (group_mode != VRQ_GROUP_OFF && tctx->group)
+	if (group_accounting != VRQ_GROUP_OFF && tctx->group)
 		group_quiescent(tctx);
 }
 /*

@@ -23,7 +23,7 @@
 #include "policy.h"
 
 /* Knobs, set by the loader before load (src/cli.rs: their flags); defined in main.bpf.c. */
-extern const volatile u32 queue_mode;
+extern const volatile u32 queue;
 extern const volatile u64 rr_interval_ns;
 extern const volatile u64 min_slice_ns;
 extern const volatile u64 max_round_ns;
@@ -32,16 +32,16 @@ extern const volatile u64 target_floor_ns;
 extern const volatile u64 short_run_ns;
 extern const volatile bool short_run_renew;
 extern const volatile bool under_share_first;
-extern const volatile u32 wake_credit_pct;
+extern const volatile u32 wake_credit;
 extern const volatile bool sync_handoff;
 extern const volatile bool preempt_local;
 extern const volatile u64 idle_bound_ns;
 extern const volatile u32 yield_type;
-extern const volatile u32 group_mode;
+extern const volatile u32 group_accounting;
 extern const volatile bool fork_depth_penalty;
-extern const volatile u32 freq_threshold_pct;
+extern const volatile u32 freq_threshold;
 extern const volatile u64 migration_delay_ns;
-extern const volatile bool sticky_tasks;
+extern const volatile bool sticky;
 extern const volatile u32 nr_cpus;
 extern const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 extern const volatile u8 cpu_in_topology[VRQ_MAX_CPUS];
