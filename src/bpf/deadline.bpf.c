@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq: the deadline and its slice -- BFS's rule (policy.h: vrq_deadline, vrq_renew_deadline) on
+ * scx_vrq: the deadline and its slice -- BFS's rule (policy.h: vrq_deadline, vrq_should_renew) on
  * each queue's clock (VRQ's RQ niffies): advancing a queue's clock, carrying a deadline between clocks,
  * renewing it, fitting a remaining slice to a long queue, and the callbacks' steps that refresh it
  * (enqueue, tick, stopping).
@@ -23,7 +23,7 @@ __hidden u64 advance_niffies(u32 q)
 
 /*
  * The deadline's three jobs, each on queue @q's clock (niffies, already advanced by the caller):
- * rebase_deadline() moves it onto that clock; new_deadline_from_now() is BFS's renewal; fit_slice()
+ * rebase_deadline() moves it onto that clock; renew_deadline() is BFS's renewal; fit_slice()
  * cuts a remainder longer than the queue allows now. refresh_deadline() runs them in that order.
  */
 
@@ -55,18 +55,18 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
 }
 
 /*
- * BFS's renewal: a fresh @slice and a new deadline from @niffies (now on its queue's clock), less the
+ * BFS's renewal: a new @slice and a new deadline from @niffies (now on its queue's clock), less the
  * wake-up credit when --wake-credit gives one (@woken), its offset stretched by group accounting and
  * the fork-depth penalty.
  */
-static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
-						  u64 slice, u64 rate, bool woken)
+static __always_inline void renew_deadline(struct task_struct *p, struct task_ctx *tctx, u64 niffies, u64 slice,
+					   u64 rate, bool woken)
 {
 	u64 group_m = group_multiplier_of(tctx->group);
-	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork.fork_depth) : 1;
+	u64 depth_m = fork_depth_penalty ? vrq_fork_depth_multiplier(tctx->fork.fork_depth) : 1;
 	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
-	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
-					group_m * depth_n);
+	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_clock_slice(slice, rr_interval_ns, rate),
+					group_m * depth_m);
 	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
@@ -81,9 +81,9 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 	tctx->deadline = niffies + offset - credit;
 	tctx->offset = offset;
 	stat_inc(VRQ_STAT_NEW_DEADLINE);
-	if (group_m >= VRQ_GROUP_SCALED_MIN)
+	if (group_m >= VRQ_GROUP_STRETCHED_MIN)
 		stat_inc(VRQ_STAT_GROUP_SCALED);
-	if (depth_n > 1)
+	if (depth_m > 1)
 		stat_inc(VRQ_STAT_DEPTH_SCALED);
 }
 
@@ -97,7 +97,7 @@ static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
 }
 
 /*
- * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_renew_deadline() says
+ * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_should_renew() says
  * so (@woken: it is queued by its wake-up, not after being descheduled while runnable), else keep it
  * and fit its remaining slice to the queue. Idempotent.
  */
@@ -109,9 +109,9 @@ __hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tct
 
 	rebase_deadline(tctx, q, niffies);
 	slice = task_slice(p, q, queued, rate, &slice_rule);
-	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
+	if (vrq_should_renew(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		count_slice_rule(slice, slice_rule);
-		new_deadline_from_now(p, tctx, niffies, slice, rate, woken);
+		renew_deadline(p, tctx, niffies, slice, rate, woken);
 	} else {
 		fit_slice(tctx, slice);
 	}
@@ -128,13 +128,13 @@ __hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tct
  */
 static __always_inline bool refreshed_by_dispatch(struct task_struct *p, const struct task_ctx *tctx, u32 q)
 {
-	s32 cpu = tctx->fresh_cpu - 1;
+	s32 cpu = tctx->refreshed_cpu - 1;
 	struct cpu_ctx *cctx;
 
 	if (cpu < 0 || tctx->time_slice <= 0 || cpu != scx_bpf_task_cpu(p) || tctx->queue != q ||
 	    !(cctx = cpu_ctx_of(cpu)))
 		return false;
-	return cctx->run_seq == tctx->fresh_seq;
+	return cctx->turn_seq == tctx->refreshed_turn_seq;
 }
 
 /*
@@ -145,7 +145,7 @@ __hidden u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx 
 {
 	if (woken || !refreshed_by_dispatch(p, tctx, q))
 		refresh_deadline(p, tctx, q, woken);
-	tctx->fresh_cpu = 0;
+	tctx->refreshed_cpu = 0;
 	/*
 	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
 	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the

@@ -30,7 +30,7 @@ static __always_inline u32 cpu_perf(s32 cpu)
 }
 
 /* Look at @cpu's frequency again and move it between the fast and scaled masks if it changed. */
-__hidden int refresh_cpu_perf(s32 cpu)
+__hidden int update_cpu_perf(s32 cpu)
 {
 	struct bpf_cpumask *fast_cpus, *scaled_cpus;
 	struct cpu_ctx *cctx;

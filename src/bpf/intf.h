@@ -158,7 +158,7 @@ struct vrq_stats {
 enum vrq_lat_class {
 	VRQ_LAT_NORMAL		= 0,	/* SCHED_NORMAL user tasks */
 	VRQ_LAT_BATCH		= 1,	/* SCHED_BATCH user tasks */
-	VRQ_LAT_IDLE		= 2,	/* SCHED_IDLE user tasks */
+	VRQ_LAT_SCHED_IDLE	= 2,	/* SCHED_IDLE user tasks */
 	VRQ_LAT_KTHREAD		= 3,	/* kernel threads, whatever their policy */
 	VRQ_NR_LAT_CLASSES	= 4,
 };
@@ -170,13 +170,13 @@ enum vrq_lat_consts {
 struct vrq_lat_hists {
 	u64 wake[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* woken (runnable) -> running */
 	u64 requeue[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];	/* descheduled still runnable -> running */
-	u64 run[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* running -> stopping */
+	u64 turn[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* running -> stopping: turns */
 };
 
 /* Per-queue state, read by the loader for queue-depth stats. */
 struct vrq_queue {
 	u64 niffies;		/* this queue's own monotonic clock (RQ niffies) */
-	u64 idle_scan_at;	/* last time this queue was searched for starved SCHED_IDLE tasks */
+	u64 sched_idle_scan_at;	/* last time this queue was searched for starved SCHED_IDLE tasks */
 	u64 nr_queued;		/* depth seen at the last dispatch from it */
 	u64 max_queued;		/* deepest it has been */
 };
