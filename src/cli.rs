@@ -244,9 +244,10 @@ pub struct Opts {
     #[arg(long, value_name = "SECS", value_parser = parse_interval, help_heading = STATISTICS)]
     pub monitor: Option<f64>,
 
-    /// With --stats or --monitor: print every counter and the wait and run-length percentiles of
-    /// each class of task, not the one line per interval (queue depth, dispatches and preemptions
-    /// per second, wake-up wait p50/p99 of normal tasks, idle-bound runs, kernel-thread wake-ups).
+    /// With --stats or --monitor: print every counter and the wait and turn-length percentiles of
+    /// each class of task, not the one line per interval (queue depth, dispatches and wake-up
+    /// preemptions per second, wake-up wait p50/p99 of normal tasks, SCHED_IDLE tasks run by the
+    /// bound, kernel-thread wake-ups).
     #[arg(long, help_heading = STATISTICS)]
     pub stats_full: bool,
 

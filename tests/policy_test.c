@@ -419,7 +419,7 @@ static void test_under_share_deadline(void)
 	CHECK(vrq_under_share_deadline(MS(1030), MS(1000), MS(40), MS(40)) == MS(960));
 	/* ... unless its own deadline is earlier already */
 	CHECK(vrq_under_share_deadline(MS(900), MS(1000), MS(40), MS(40)) == MS(900));
-	/* nice 19 (six times the offset) or a group of six: after now, behind fresh nice-0 renewals at 1040 */
+	/* nice 19 (six times the offset) or a group of six: after now, behind new nice-0 renewals at 1040 */
 	CHECK(vrq_under_share_deadline(MS(1300), MS(1000), MS(240), MS(40)) == MS(1160));
 	/* nice -20 (a sixth of it): before the nice-0 ones */
 	CHECK(vrq_under_share_deadline(MS(1030), MS(1000), MS(7), MS(40)) == MS(927));

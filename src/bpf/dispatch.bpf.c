@@ -40,7 +40,7 @@ __hidden bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now)
 			continue;
 		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, min_slice_ns);
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			stat_inc(VRQ_STAT_IDLE_BOUND);
+			stat_inc(VRQ_STAT_SCHED_IDLE_RESCUE);
 			if (++rescued >= VRQ_SCHED_IDLE_RESCUE_MAX)
 				break;
 		}

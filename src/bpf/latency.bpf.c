@@ -32,7 +32,7 @@ u64 clock_waiting;
  * Without the generation a reset could drive the count below 0 for as long as the queues then stayed
  * busy: the queues it reads do not hold a woken task that dispatch has already moved to a CPU's local
  * queue, which was uncounted from the new zero when it ran -- and at -1 one latency waiter counts as
- * none. The counter clockmiscount (updates that found the count below 0) tells; the suite checks it.
+ * none. The counter clock_miscount (updates that found the count below 0) tells; the suite checks it.
  */
 s64 latency_waiters;
 u64 waiters_gen;

@@ -782,7 +782,7 @@ static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int wa
  * since (in a queue shorter than the offset: all of them).
  *
  * Only when it wakes with slice left: a task that used up its slice gets BFS's renewal. And the credited
- * renewal keeps what is left of its slice (vrq_credited_slice) instead of a fresh one, so that the
+ * renewal keeps what is left of its slice (vrq_credited_slice) instead of a new one, so that the
  * credit lasts one slice of CPU: a task that runs 1 ms and sleeps a moment, again and again, is credited
  * at each wake-up only until its slice is used up, and then waits a deadline offset of wall time for
  * its new deadline to pass before the next credit. Per offset it gains at most one slice of position,

@@ -74,7 +74,6 @@ static __always_inline bool preempts_local(struct task_struct *p, u64 priodl, s3
 static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
 {
 	local_ctx->waker_preempted = 1;
-	stat_inc(VRQ_STAT_PREEMPT_KICK);
 	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 }
 
@@ -90,13 +89,14 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 	struct cpu_ctx *local_ctx = cpu_ctx_of(local);
 
 	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
-		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
+		stat_inc(VRQ_STAT_NO_PREEMPT);
 		return;
 	}
 	if (!may_kick())
 		return;
 	if (preempts_local(p, priodl, local, local_ctx)) {
 		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_PREEMPT_KICK);
 		count_local_preemption(local_ctx);
 		return;
 	}
