@@ -229,7 +229,7 @@ static void test_target_latency(void)
 	CHECK(vrq_clock_rate(MS(6), MS(100), US(750), 4, 2) == VRQ_RATE_ONE);
 	/* past the floor's reach the turn grows back: at 2 ms with a 1 ms floor the floor serves 2 per CPU
 	 * (6x, 1 ms); 3 per CPU get 1.5 ms (4x), 6 get 3 ms (2x), 12 or more rr_interval (real time) --
-	 * hackbench's ~160 woken tasks waiting on 2 CPUs see BFS's turns */
+	 * hackbench's ~160 latency waiters on 2 CPUs see BFS's turns */
 	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2) == 6 * VRQ_RATE_ONE);
 	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 4, 2) == 4 * VRQ_RATE_ONE);
 	r = vrq_clock_rate(MS(6), MS(2), MS(1), 4, 2);
@@ -253,7 +253,7 @@ static void test_target_latency(void)
 		}
 		CHECK(top && !rises_after_top);
 	}
-	/* below the floor's reach the target rules: 2 woken on 2 CPUs at 2 ms is 2 x 3 = 6x either way */
+	/* below the floor's reach the target rules: 2 latency waiters on 2 CPUs at 2 ms is 2 x 3 = 6x either way */
 	CHECK(vrq_clock_rate(MS(6), MS(2), US(500), 2, 2) == 6 * VRQ_RATE_ONE);
 	/* a floor of rr_interval or more leaves nothing to shorten: real time */
 	CHECK(vrq_clock_rate(MS(6), MS(2), MS(6), 3, 2) == VRQ_RATE_ONE);
@@ -280,15 +280,15 @@ static void test_clock_waiters_and_turns(void)
 {
 	u64 r;
 
-	/* only woken tasks waiting set the rate: none (hogs requeued after their turn) is real time; a
+	/* only latency waiters set the rate: none (hogs requeued after their turn) is real time; a
 	 * count that raced below 0 is none; more than the queues hold is what they hold */
 	CHECK(vrq_clock_waiters(0, 5) == 0);
 	CHECK(vrq_clock_waiters(-2, 5) == 0);
 	CHECK(vrq_clock_waiters(3, 5) == 3);
 	CHECK(vrq_clock_waiters(9, 5) == 5);
 	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), vrq_clock_waiters(0, 1), 2) == VRQ_RATE_ONE);
-	/* a turn under way is over once it lasted the turn at the rate: 1 woken waiting on 2 CPUs at
-	 * 3 ms is 4x, 1.5 ms; never at real time, however long the run */
+	/* a turn under way is over once it lasted the turn at the rate: 1 latency waiter on 2 CPUs at
+	 * 3 ms is 4x, 1.5 ms; never at real time, however long the turn */
 	r = vrq_clock_rate(MS(6), MS(3), US(375), vrq_clock_waiters(1, 1), 2);
 	CHECK(r == 4 * VRQ_RATE_ONE);
 	CHECK(!vrq_turn_over(US(1499), MS(6), r));
