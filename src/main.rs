@@ -76,10 +76,12 @@ impl QueueMode {
     }
 }
 
-/// The knobs in the BPF scheduler's units: one line per flag of cli.rs's knob sections (the
-/// `const volatile` of the same name in src/bpf/main.bpf.c), the one place a flag meets the BPF side.
+/// The knobs in the BPF scheduler's units: one line per flag of cli.rs's knob sections, the one place a
+/// flag meets the BPF side. Each sets the `const volatile` in src/bpf/main.bpf.c named as its flag in
+/// snake_case, a time in ns where the flag gives ms or µs (--rr-interval-ms: rr_interval_ns; a test
+/// checks the names).
 fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
-    rodata.queue_mode = opts.queue.bpf_value();
+    rodata.queue = opts.queue.bpf_value();
     rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
     rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
     rodata.max_round_ns = opts.max_round_ms * 1_000_000;
@@ -88,16 +90,16 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
     rodata.short_run_ns = opts.short_run_us * 1000;
     rodata.short_run_renew = opts.short_run_renew;
     rodata.under_share_first = opts.under_share_first;
-    rodata.wake_credit_pct = opts.wake_credit;
+    rodata.wake_credit = opts.wake_credit;
     rodata.sync_handoff = opts.sync_handoff;
     rodata.preempt_local = opts.preempt_local;
     rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
     rodata.yield_type = opts.yield_type;
-    rodata.group_mode = opts.group_accounting.bpf_value();
+    rodata.group_accounting = opts.group_accounting.bpf_value();
     rodata.fork_depth_penalty = opts.fork_depth_penalty;
-    rodata.freq_threshold_pct = opts.freq_threshold;
+    rodata.freq_threshold = opts.freq_threshold;
     rodata.migration_delay_ns = opts.migration_delay_us * 1000;
-    rodata.sticky_tasks = opts.sticky;
+    rodata.sticky = opts.sticky;
 }
 
 /// One clear line for every way the machine can be unfit, before anything is touched.
@@ -628,6 +630,35 @@ mod tests {
         ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }
+    }
+
+    /// Each knob's `const volatile` in src/bpf/main.bpf.c: its flag in snake_case, with a time unit
+    /// of ms or µs given in ns; and no other `const volatile` there but the loader's topology.
+    #[test]
+    fn bpf_knobs_are_named_as_their_flags() {
+        let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/bpf/main.bpf.c")).unwrap();
+        let mut bpf: Vec<String> = src
+            .lines()
+            .filter_map(|l| l.strip_prefix("const volatile "))
+            .map(|l| {
+                let decl = l.split(['=', ';', '[']).next().unwrap();
+                decl.split_whitespace().last().unwrap().to_string()
+            })
+            .filter(|name| !["nr_cpus", "cpu_topo", "cpu_in_topology"].contains(&name.as_str()))
+            .collect();
+        let mut flags: Vec<String> = cli::knob_args()
+            .iter()
+            .map(|a| {
+                let name = a.get_long().unwrap().replace('-', "_");
+                match name.strip_suffix("_ms").or(name.strip_suffix("_us")) {
+                    Some(stem) => format!("{stem}_ns"),
+                    None => name,
+                }
+            })
+            .collect();
+        bpf.sort();
+        flags.sort();
+        assert_eq!(bpf, flags, "src/bpf/main.bpf.c's knobs against src/cli.rs's flags");
     }
 
     #[test]

@@ -57,7 +57,7 @@ SCHEDULERS = {
     "vrq-preempt-local-off": {"cmd": _vrq("--preempt-local", "false"), "vrq": True, "variant": True},
     "vrq-wake-credit-off": {"cmd": _vrq("--wake-credit", "0"), "vrq": True, "variant": True},
     # the target latency (2 ms by default since 215a64e, 2026-11-23) at 2 and 3 ms by name: turns shortened while
-    # woken tasks wait, never below --target-floor-us (1 ms); the other floors measured for its default
+    # latency waiters wait, never below --target-floor-us (1 ms); the other floors measured for its default
     # ("-floor250": the floor before 3a5bb78 (2026-11-23), target / 8, hackbench's 250 us turns)
     "vrq-target-2ms": {"cmd": _vrq("--target-latency-ms", "2"), "vrq": True, "variant": True},
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},

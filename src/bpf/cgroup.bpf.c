@@ -228,8 +228,8 @@ __noinline int cgroup_charge(struct task_ctx *tctx, u64 now, bool start)
 }
 
 /*
- * At a renewal (new_deadline_from_now): the task's cgroup's stretch for a slice of @slice_ns, which is
- * @offset_slice_ns in the queues' clock time (the turn: vrq_cgroup_turn); records the share (for cgroup_charge), how much earlier its deadline comes for its
+ * At a renewal (renew_deadline): the task's cgroup's stretch for a slice of @slice_ns, which is
+ * @clock_slice_ns in the queues' clock time (the turn: vrq_cgroup_turn); records the share (for cgroup_charge), how much earlier its deadline comes for its
  * cgroup's lag (cg.lag) and whether it competes as SCHED_IDLE (cpu.idle on the path). Offsets are in
  * the queues' clock time, which runs @rate times faster than real time while latency waiters wait
  * (--target-latency-ms): the lag, measured in CPU time, is turned into clock time the same way, or a
@@ -239,7 +239,7 @@ __noinline int cgroup_charge(struct task_ctx *tctx, u64 now, bool start)
  * with the turn's rounding to the tick done at the site (352,781 against 161,089 in all). @tctx
  * NULL: 0.
  */
-__noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 offset_slice_ns, u64 slice_ns, u64 rate)
+__noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 slice_ns, u64 rate)
 {
 	u64 share = VRQ_CGROUP_SHARE_ONE, id, stretch, turn;
 	struct cgroup_node *leaf, *node, *parent;
@@ -277,7 +277,7 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 offset_slice_ns, u64 sl
 		return 0;
 	}
 	nr = leaf->nr_runnable;
-	turn = vrq_cgroup_turn(offset_slice_ns, slice_ns, tick_ns());
+	turn = vrq_cgroup_turn(clock_slice_ns, slice_ns, tick_ns());
 	stretch = vrq_cgroup_stretch(turn, nr > 0 ? nr : 1, nr_online_cpus, share);
 	if (stretch > turn)
 		stat_inc(VRQ_STAT_CGROUP_STRETCHED);

@@ -149,7 +149,7 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 	tctx->last_charged = now;
 }
 
-/* The one writer of a CPU's running_priodl (0: nothing runs there), which find_cpu_for reads. */
+/* The one writer of a CPU's running_priodl (0: nothing runs there), which kick_idle_or_preempt reads. */
 static __always_inline void set_running_priodl(struct cpu_ctx *cctx, u64 priodl)
 {
 	if (cctx)
@@ -196,7 +196,7 @@ static inline const struct cpumask *distance_mask(struct cpu_ctx *cctx, u32 dist
 	return (const struct cpumask *)m;
 }
 
-/* Frequency-aware selection: was @cpu frequency-scaled at its last look (refresh_cpu_perf)? */
+/* Frequency-aware selection: was @cpu frequency-scaled at its last look (update_cpu_perf)? */
 static __always_inline bool cpu_scaled(s32 cpu)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
