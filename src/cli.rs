@@ -344,24 +344,40 @@ pub const KNOB_TABLES_END: &str = "<!-- knob-tables:end -->";
 /// that shows its effect.
 pub const MEASURED: &[(&str, &str)] = &[
     (
+        "queue",
+        "global, llc, cpu on 2 LLCs of 1 CPU (latency only) at 4be6eb8 (2026-11-26): [2026-11-26-queue-2llc](docs/results/2026-11-26-queue-2llc/report.md); throughput on 2 LLCs at 5684660 (2026-11-22, no report): [measured.md](docs/measured.md#queues-placement-and-the-optional-mechanisms)",
+    ),
+    (
         "target-latency-ms",
-        "on against off at 215a64e (2026-11-23): [2026-11-23-target-default](docs/results/2026-11-23-target-default/report.md), [2026-11-24-goals-peers](docs/results/2026-11-24-goals-peers/report.md)",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 4.25x the defaults', requests/s 1.9% more off",
     ),
     (
         "short-run-us",
-        "on against off at 2736127 (2026-11-25): [2026-11-25-short-runners](docs/results/2026-11-25-short-runners/report.md)",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.14x the defaults', requests/s 1.7% more off",
     ),
     (
         "short-run-renew",
-        "on against off at 754056b (2026-11-25): [2026-11-25-goals-all-peers](docs/results/2026-11-25-goals-all-peers/report.md)",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); a trade: requests/s 0.5% and request p99 2.5% for wake-up p99 16%",
     ),
     (
         "under-share-first",
-        "on against off on one vCPU at cd70982 (2026-11-25): [2026-11-25-one-vcpu-latency](docs/results/2026-11-25-one-vcpu-latency/report.md)",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md), [2026-11-26-wake-credit](docs/results/2026-11-26-wake-credit/report.md), [2026-11-26-credit-share](docs/results/2026-11-26-credit-share/report.md); one vCPU at cd70982: [2026-11-25-one-vcpu-latency](docs/results/2026-11-25-one-vcpu-latency/report.md)",
+    ),
+    (
+        "wake-credit",
+        "0, 25, 50, 75, 100 at 4be6eb8 (2026-11-26): [2026-11-26-wake-credit](docs/results/2026-11-26-wake-credit/report.md), [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md), [2026-11-26-credit-share](docs/results/2026-11-26-credit-share/report.md)",
+    ),
+    (
+        "sync-handoff",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); pipe off 1.34x the defaults'",
+    ),
+    (
+        "preempt-local",
+        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.67x the defaults'",
     ),
     (
         "group-accounting",
-        "session against off at 1e291d8 (2026-11-24): [2026-11-24-group-default](docs/results/2026-11-24-group-default/report.md), hackbench [2026-11-24-group-hackbench](docs/results/2026-11-24-group-hackbench/report.md)",
+        "session against off at 4be6eb8 (2026-11-26): [2026-11-26-group-hog](docs/results/2026-11-26-group-hog/report.md) (the hog beside a build off 0.58x the defaults' rate), [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md) (pipe 5.9% faster off); hackbench at 1e291d8: [2026-11-24-group-hackbench](docs/results/2026-11-24-group-hackbench/report.md)",
     ),
 ];
 
