@@ -524,7 +524,7 @@ mod tests {
     /// Every knob by name: adding a knob, or changing a default, changes this list on purpose.
     const DEFAULTS: &str = "queue=llc rr-interval-ms=6 max-round-ms=1000 min-slice-us=250 idle-bound-ms=2000 \
         yield-type=1 target-latency-ms=2 target-floor-us=1000 short-run-us=6000 short-run-renew=true \
-        under-share-first=true wake-credit=50 sync-handoff=true preempt-local=true group-accounting=session \
+        under-share-first=true wake-credit=0 sync-handoff=true preempt-local=true group-accounting=session \
         fork-depth-penalty=false freq-threshold=0 migration-delay-us=0 sticky=false";
 
     fn sorted(summary: &str) -> Vec<&str> {
@@ -551,7 +551,6 @@ mod tests {
             .replace("short-run-us=6000", "short-run-us=0")
             .replace("short-run-renew=true", "short-run-renew=false")
             .replace("under-share-first=true", "under-share-first=false")
-            .replace("wake-credit=50", "wake-credit=0")
             .replace("sync-handoff=true", "sync-handoff=false")
             .replace("preempt-local=true", "preempt-local=false")
             .replace("group-accounting=session", "group-accounting=off");
