@@ -20,6 +20,8 @@ fn main() {
         .add_source("src/bpf/slice_timer.bpf.c")
         .add_source("src/bpf/init.bpf.c")
         .add_source("src/bpf/hotplug.bpf.c")
+        .add_source("src/bpf/cgroup.bpf.c")
+        .add_source("src/bpf/cpu_release.bpf.c")
         .compile_link_gen()
         .unwrap();
     println!("cargo:rerun-if-changed=src/bpf/policy.h");

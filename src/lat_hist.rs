@@ -1,7 +1,7 @@
 // The scheduler's latency histograms (struct vrq_lat_hists in src/bpf/intf.h, the `lat_hists` per-CPU
-// map): how long tasks waited until they ran and how long they ran, per class of task, in log2
-// buckets of microseconds. Here they are summed over CPUs, turned into per-interval deltas and
-// summarised as percentiles for the statistics.
+// map): how long tasks waited until they ran and how long each turn on a CPU lasted, per class of
+// task, in log2 buckets of microseconds. Here they are summed over CPUs, turned into per-interval
+// deltas and summarised as percentiles for the statistics.
 
 use std::collections::BTreeMap;
 
@@ -14,11 +14,11 @@ use crate::bpf_intf;
 
 pub const BUCKETS: usize = bpf_intf::vrq_lat_consts_VRQ_HIST_BUCKETS as usize;
 const CLASSES: usize = bpf_intf::vrq_lat_class_VRQ_NR_LAT_CLASSES as usize;
-/// Histograms per class in struct vrq_lat_hists, in its order: wake, requeue, run.
+/// Histograms per class in struct vrq_lat_hists, in its order: wake, requeue, turn.
 const KINDS: usize = 3;
 
 /// The classes in enum vrq_lat_class order, by the names the statistics use.
-pub const CLASS_NAMES: [&str; CLASSES] = ["normal", "batch", "idle", "kthread"];
+pub const CLASS_NAMES: [&str; CLASSES] = ["normal", "batch", "sched_idle", "kthread"];
 
 /// Upper edge of bucket `b` in µs: bucket 0 is below 1 µs, bucket b is [2^(b-1), 2^b) µs. The last
 /// bucket holds everything from 2^24 µs (16.8 s) on; its edge is given as 2^25 µs.
@@ -68,28 +68,28 @@ pub struct LatClass {
     pub requeue_p99_us: u64,
     #[stat(desc = "Requeued wait, longest, µs (upper edge of the highest non-empty bucket)")]
     pub requeue_max_us: u64,
-    #[stat(desc = "Runs (running -> stopping) that ended in the interval")]
-    pub run_n: u64,
-    #[stat(desc = "Run length, median, µs (upper edge of its log2 bucket)")]
-    pub run_p50_us: u64,
-    #[stat(desc = "Run length, 99th percentile, µs (upper edge of its log2 bucket)")]
-    pub run_p99_us: u64,
-    #[stat(desc = "Run length, longest, µs (upper edge of the highest non-empty bucket)")]
-    pub run_max_us: u64,
+    #[stat(desc = "Turns (running -> stopping) that ended in the interval")]
+    pub turn_n: u64,
+    #[stat(desc = "Turn length, median, µs (upper edge of its log2 bucket)")]
+    pub turn_p50_us: u64,
+    #[stat(desc = "Turn length, 99th percentile, µs (upper edge of its log2 bucket)")]
+    pub turn_p99_us: u64,
+    #[stat(desc = "Turn length, longest, µs (upper edge of the highest non-empty bucket)")]
+    pub turn_max_us: u64,
     #[stat(desc = "Wake-up waits per log2 bucket: [0] < 1 µs, [b] 2^(b-1) to 2^b µs, the last >= 16.8 s")]
     pub wake_hist: Vec<u64>,
     #[stat(desc = "Requeued waits per log2 bucket (as wake_hist)")]
     pub requeue_hist: Vec<u64>,
-    #[stat(desc = "Run lengths per log2 bucket (as wake_hist)")]
-    pub run_hist: Vec<u64>,
+    #[stat(desc = "Turn lengths per log2 bucket (as wake_hist)")]
+    pub turn_hist: Vec<u64>,
 }
 
 impl LatClass {
-    fn from_hists(wake: Vec<u64>, requeue: Vec<u64>, run: Vec<u64>) -> Self {
+    fn from_hists(wake: Vec<u64>, requeue: Vec<u64>, turn: Vec<u64>) -> Self {
         let summary = |h: &[u64]| (h.iter().sum(), percentile_us(h, 50.0), percentile_us(h, 99.0), max_us(h));
         let (wake_n, wake_p50_us, wake_p99_us, wake_max_us) = summary(&wake);
         let (requeue_n, requeue_p50_us, requeue_p99_us, requeue_max_us) = summary(&requeue);
-        let (run_n, run_p50_us, run_p99_us, run_max_us) = summary(&run);
+        let (turn_n, turn_p50_us, turn_p99_us, turn_max_us) = summary(&turn);
         Self {
             wake_n,
             wake_p50_us,
@@ -99,13 +99,13 @@ impl LatClass {
             requeue_p50_us,
             requeue_p99_us,
             requeue_max_us,
-            run_n,
-            run_p50_us,
-            run_p99_us,
-            run_max_us,
+            turn_n,
+            turn_p50_us,
+            turn_p99_us,
+            turn_max_us,
             wake_hist: wake,
             requeue_hist: requeue,
-            run_hist: run,
+            turn_hist: turn,
         }
     }
 }
@@ -140,7 +140,7 @@ pub fn delta(cur: &BTreeMap<String, LatClass>, prev: &BTreeMap<String, LatClass>
             let d = LatClass::from_hists(
                 sub(&c.wake_hist, p.map(|p| &p.wake_hist)),
                 sub(&c.requeue_hist, p.map(|p| &p.requeue_hist)),
-                sub(&c.run_hist, p.map(|p| &p.run_hist)),
+                sub(&c.turn_hist, p.map(|p| &p.turn_hist)),
             );
             (name.clone(), d)
         })
@@ -174,10 +174,11 @@ mod tests {
         assert_eq!(
             std::mem::size_of::<bpf_intf::vrq_lat_hists>(),
             KINDS * CLASSES * BUCKETS * 8,
-            "struct vrq_lat_hists is wake, requeue, run: [classes][buckets] of u64 each"
+            "struct vrq_lat_hists is wake, requeue, turn: [classes][buckets] of u64 each"
         );
         assert_eq!(CLASS_NAMES[bpf_intf::vrq_lat_class_VRQ_LAT_KTHREAD as usize], "kthread");
         assert_eq!(CLASS_NAMES[bpf_intf::vrq_lat_class_VRQ_LAT_BATCH as usize], "batch");
+        assert_eq!(CLASS_NAMES[bpf_intf::vrq_lat_class_VRQ_LAT_SCHED_IDLE as usize], "sched_idle");
     }
 
     #[test]
@@ -200,14 +201,14 @@ mod tests {
             let mut v = vec![0u64; KINDS * CLASSES * BUCKETS];
             v[3] = fill; // wake, normal, bucket 3
             v[(CLASSES + 3) * BUCKETS + 5] = 2 * fill; // requeue, kthread, bucket 5
-            v[2 * CLASSES * BUCKETS + 13] = fill; // run, normal, bucket 13
+            v[2 * CLASSES * BUCKETS + 13] = fill; // turn, normal, bucket 13
             v.iter().flat_map(|x| x.to_ne_bytes()).collect()
         };
         let before = from_percpu(&[cpu(1), cpu(2)]);
         assert_eq!(before["normal"].wake_n, 3);
         assert_eq!(before["kthread"].requeue_n, 6);
-        assert_eq!(before["normal"].run_n, 3);
-        assert_eq!(before["normal"].run_p50_us, 8192);
+        assert_eq!(before["normal"].turn_n, 3);
+        assert_eq!(before["normal"].turn_p50_us, 8192);
         let after = from_percpu(&[cpu(5), cpu(2)]);
         let d = delta(&after, &before);
         assert_eq!(d["normal"].wake_n, 4);

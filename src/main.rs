@@ -61,6 +61,7 @@ impl GroupMode {
             GroupMode::Off => bpf_intf::vrq_group_mode_VRQ_GROUP_OFF as u32,
             GroupMode::Thread => bpf_intf::vrq_group_mode_VRQ_GROUP_THREAD as u32,
             GroupMode::Session => bpf_intf::vrq_group_mode_VRQ_GROUP_SESSION as u32,
+            GroupMode::Cgroup => bpf_intf::vrq_group_mode_VRQ_GROUP_CGROUP as u32,
         }
     }
 }
@@ -75,10 +76,12 @@ impl QueueMode {
     }
 }
 
-/// The knobs in the BPF scheduler's units: one line per flag of cli.rs's knob sections (the
-/// `const volatile` of the same name in src/bpf/main.bpf.c), the one place a flag meets the BPF side.
+/// The knobs in the BPF scheduler's units: one line per flag of cli.rs's knob sections, the one place a
+/// flag meets the BPF side. Each sets the `const volatile` in src/bpf/main.bpf.c named as its flag in
+/// snake_case, a time in ns where the flag gives ms or µs (--rr-interval-ms: rr_interval_ns; a test
+/// checks the names).
 fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
-    rodata.queue_mode = opts.queue.bpf_value();
+    rodata.queue = opts.queue.bpf_value();
     rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
     rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
     rodata.max_round_ns = opts.max_round_ms * 1_000_000;
@@ -87,16 +90,16 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
     rodata.short_run_ns = opts.short_run_us * 1000;
     rodata.short_run_renew = opts.short_run_renew;
     rodata.under_share_first = opts.under_share_first;
-    rodata.wake_credit_pct = opts.wake_credit;
+    rodata.wake_credit = opts.wake_credit;
     rodata.sync_handoff = opts.sync_handoff;
     rodata.preempt_local = opts.preempt_local;
     rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
     rodata.yield_type = opts.yield_type;
-    rodata.group_mode = opts.group_accounting.bpf_value();
+    rodata.group_accounting = opts.group_accounting.bpf_value();
     rodata.fork_depth_penalty = opts.fork_depth_penalty;
-    rodata.freq_threshold_pct = opts.freq_threshold;
+    rodata.freq_threshold = opts.freq_threshold;
     rodata.migration_delay_ns = opts.migration_delay_us * 1000;
-    rodata.sticky_tasks = opts.sticky;
+    rodata.sticky = opts.sticky;
 }
 
 /// One clear line for every way the machine can be unfit, before anything is touched.
@@ -245,6 +248,7 @@ impl<'a> Scheduler<'a> {
             m.nr_queued += q.nr_queued;
             m.max_queued = m.max_queued.max(q.max_queued);
         }
+        m.cgroups = bss.nr_cgroups.max(0) as u64;
         m
     }
 
@@ -520,7 +524,7 @@ mod tests {
     /// Every knob by name: adding a knob, or changing a default, changes this list on purpose.
     const DEFAULTS: &str = "queue=llc rr-interval-ms=6 max-round-ms=1000 min-slice-us=250 idle-bound-ms=2000 \
         yield-type=1 target-latency-ms=2 target-floor-us=1000 short-run-us=6000 short-run-renew=true \
-        under-share-first=true wake-credit=50 sync-handoff=true preempt-local=true group-accounting=session \
+        under-share-first=true wake-credit=0 sync-handoff=true preempt-local=true group-accounting=session \
         fork-depth-penalty=false freq-threshold=0 migration-delay-us=0 sticky=false";
 
     fn sorted(summary: &str) -> Vec<&str> {
@@ -547,7 +551,6 @@ mod tests {
             .replace("short-run-us=6000", "short-run-us=0")
             .replace("short-run-renew=true", "short-run-renew=false")
             .replace("under-share-first=true", "under-share-first=false")
-            .replace("wake-credit=50", "wake-credit=0")
             .replace("sync-handoff=true", "sync-handoff=false")
             .replace("preempt-local=true", "preempt-local=false")
             .replace("group-accounting=session", "group-accounting=off");
@@ -626,6 +629,35 @@ mod tests {
         ] {
             assert!(parse(good).is_ok(), "{good:?} was refused");
         }
+    }
+
+    /// Each knob's `const volatile` in src/bpf/main.bpf.c: its flag in snake_case, with a time unit
+    /// of ms or µs given in ns; and no other `const volatile` there but the loader's topology.
+    #[test]
+    fn bpf_knobs_are_named_as_their_flags() {
+        let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/bpf/main.bpf.c")).unwrap();
+        let mut bpf: Vec<String> = src
+            .lines()
+            .filter_map(|l| l.strip_prefix("const volatile "))
+            .map(|l| {
+                let decl = l.split(['=', ';', '[']).next().unwrap();
+                decl.split_whitespace().last().unwrap().to_string()
+            })
+            .filter(|name| !["nr_cpus", "cpu_topo", "cpu_in_topology"].contains(&name.as_str()))
+            .collect();
+        let mut flags: Vec<String> = cli::knob_args()
+            .iter()
+            .map(|a| {
+                let name = a.get_long().unwrap().replace('-', "_");
+                match name.strip_suffix("_ms").or(name.strip_suffix("_us")) {
+                    Some(stem) => format!("{stem}_ns"),
+                    None => name,
+                }
+            })
+            .collect();
+        bpf.sort();
+        flags.sort();
+        assert_eq!(bpf, flags, "src/bpf/main.bpf.c's knobs against src/cli.rs's flags");
     }
 
     #[test]

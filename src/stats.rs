@@ -1,7 +1,7 @@
 // Statistics of scx_vrq, served over scx_stats (`--stats SECS`, `--monitor SECS`, or any scx_stats
 // client on /var/run/scx/root/stats). Each counter is the number of times one scheduling path ran
 // during the interval; see enum vrq_stat in src/bpf/intf.h for where each is counted. `lat` holds
-// the interval's wait and run-length histograms per class of task (src/lat_hist.rs).
+// the interval's wait and turn-length histograms per class of task (src/lat_hist.rs).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -26,12 +26,14 @@ pub const HELP: &str = "\
 --stats/--monitor print one line per interval:
   queued N (max M)   tasks waiting in all queues at the last dispatches (deepest any queue has been)
   dispatch N/s       tasks put on a CPU: from its own queue, another queue, handed to an idle CPU, kept
-  preempt N/s        wake-up preemptions (preempt_kicks)
+  preempt N/s        wake-up preemptions, by a kick or directly (preempt_kicks + preempt_direct)
   wake p50 p99       how long normal tasks waited from their wake-up until they ran
-  idlebound N        SCHED_IDLE tasks run because they waited past --idle-bound-ms
-  kthread N/s        kernel threads woken (queued before user tasks for one run)
---stats-full prints every counter below instead, and per class of task (normal, batch, idle, kthread)
-the waits after a wake-up and after a deschedule while runnable (requeued), and the run lengths.
+  schedidle N        SCHED_IDLE tasks run because they waited past --idle-bound-ms
+  kthread N/s        kernel threads woken (queued before user tasks until they sleep or use up
+                     their slice)
+--stats-full prints every counter below instead, and per class of task (normal, batch, sched_idle,
+kthread) the waits after a wake-up and after a deschedule while runnable (requeued), and the turns'
+lengths (a turn: from running to stopping on a CPU).
 Latencies come from per-CPU log2 histograms (bucket 0: < 1 us, bucket b: 2^(b-1) to 2^b us, the last
 one 16.8 s and more, shown as 33.6 s): a percentile is the upper edge of the bucket it falls in (at
 most this), max is the upper edge of the highest non-empty bucket. Counts are per interval.
@@ -55,11 +57,13 @@ macro_rules! vrq_metrics {
             pub nr_queued: u64,
             #[stat(desc = "Deepest any queue has been since load")]
             pub max_queued: u64,
+            #[stat(desc = "cgroups known to --group-accounting cgroup now (created or found at load, not yet removed)")]
+            pub cgroups: u64,
             $( $(
                 #[stat(desc = $desc)]
                 pub $field: u64,
             )* )*
-            #[stat(desc = "Waits and run lengths per class of task (normal, batch, idle, kthread): log2 histograms and their percentiles")]
+            #[stat(desc = "Waits and turn lengths per class of task (normal, batch, sched_idle, kthread): log2 histograms and their percentiles")]
             pub lat: BTreeMap<String, LatClass>,
         }
 
@@ -96,8 +100,8 @@ vrq_metrics! {
         dispatch_steal = vrq_stat_VRQ_STAT_DISPATCH_STEAL, "steal": "Tasks taken from another queue after a lockless peek",
         steal_fail = vrq_stat_VRQ_STAT_STEAL_FAIL, "fail": "Peeked tasks gone or unmovable when taken",
         peeks = vrq_stat_VRQ_STAT_PEEK, "peek": "Lockless reads of other queues' heads",
-        keep_last = vrq_stat_VRQ_STAT_KEEP_LAST, "keep": "Only runnable task kept on its CPU with a new slice",
-        slice_renewed = vrq_stat_VRQ_STAT_SLICE_RENEWED, "renew": "Slices renewed on the tick with nothing waiting (no reschedule)",
+        keep_last = vrq_stat_VRQ_STAT_KEEP_LAST, "keep": "Tasks that just ran kept on their CPU: no queue head was earlier (dispatch, then enqueue with SCX_ENQ_LAST)",
+        renewed_on_tick = vrq_stat_VRQ_STAT_RENEWED_ON_TICK, "ontick": "Tasks renewed in place on the tick, their slice used up with nothing waiting (no reschedule)",
     },
     "sel" => {
         sel_prev = vrq_stat_VRQ_STAT_SEL_PREV, "prev": "Wake-ups placed on the idle previous CPU",
@@ -110,17 +114,17 @@ vrq_metrics! {
     },
     "" => {
         enqueues = vrq_stat_VRQ_STAT_ENQUEUE, "enq": "Tasks queued",
-        new_deadlines = vrq_stat_VRQ_STAT_NEW_DEADLINE, "newdl": "New deadlines (slice used up or deadline passed)",
+        renewals = vrq_stat_VRQ_STAT_RENEWAL, "renew": "Renewals: a new slice and a new deadline from now (slice used up, or woken with the deadline passed)",
         niffies_rebase = vrq_stat_VRQ_STAT_NIFFIES_REBASE, "rebase": "Deadlines carried over between queue clocks",
-        kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP, "kthread": "Kernel threads woken, queued before user tasks for one run",
+        kernel_wakeups = vrq_stat_VRQ_STAT_KERNEL_WAKEUP, "kthread": "Kernel threads woken, queued before user tasks until they sleep or use up their slice",
         yields = vrq_stat_VRQ_STAT_YIELD, "yield": "sched_yield() calls (what they do: --yield-type)",
-        idle_bound = vrq_stat_VRQ_STAT_IDLE_BOUND, "idlebound": "SCHED_IDLE tasks run because they waited past the bound",
+        sched_idle_rescues = vrq_stat_VRQ_STAT_SCHED_IDLE_RESCUE, "schedidle": "SCHED_IDLE tasks run because they waited past the bound (--idle-bound-ms)",
     },
     "preempt" => {
-        preempt_kicks = vrq_stat_VRQ_STAT_PREEMPT_KICK, "kick": "Wake-up preemptions of the CPU with the latest priodl",
-        preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL, "local": "Wake-up preemptions of the CPU handling the wake-up (--preempt-local)",
-        preempt_direct = vrq_stat_VRQ_STAT_PREEMPT_DIRECT, "direct": "Local preemptions (preemptlocal) made by putting the woken task straight on this CPU with SCX_ENQ_PREEMPT: it would head its queue, so the CPU reschedules in the wake-up's own path, with no kick bounced through an interrupt",
-        batch_no_preempt = vrq_stat_VRQ_STAT_BATCH_NO_PREEMPT, "nopreempt": "Wake-ups that may not preempt (SCHED_BATCH, sync)",
+        preempt_kicks = vrq_stat_VRQ_STAT_PREEMPT_KICK, "kick": "Wake-up preemptions by a kick (SCX_KICK_PREEMPT): of the CPU running the latest priodl (BFS), or of the CPU handling the wake-up (--preempt-local); the direct ones are not kicks",
+        preempt_direct = vrq_stat_VRQ_STAT_PREEMPT_DIRECT, "direct": "Wake-up preemptions without a kick (local, --preempt-local): the woken task put straight on this CPU with SCX_ENQ_PREEMPT, as it would head its queue, so the CPU reschedules in the wake-up's own path. All wake-up preemptions: preempt_kicks + preempt_direct",
+        preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL, "local": "Wake-up preemptions of the CPU handling the wake-up (--preempt-local), by a kick or directly",
+        no_preempt = vrq_stat_VRQ_STAT_NO_PREEMPT, "nopreempt": "Wake-ups that may not preempt (SCHED_BATCH, sync)",
         idle_kicks = vrq_stat_VRQ_STAT_IDLE_KICK, "idlekick": "Idle CPUs woken for a queued task",
     },
     "goidle" => {
@@ -128,26 +132,28 @@ vrq_metrics! {
         goidle_blocked = vrq_stat_VRQ_STAT_GOIDLE_BLOCKED, "blocked": "CPU goes idle after the previous task blocked",
         goidle_needother = vrq_stat_VRQ_STAT_GOIDLE_NEEDOTHER, "needother": "CPU goes idle; previous task may not stay on it",
     },
-    "long queue" => {
-        slice_shrunk = vrq_stat_VRQ_STAT_SLICE_SHRUNK, "shrunk": "Slices shortened because a queue is long",
-        slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER, "slicetimer": "Shrunk slices ended by the slice timer before the next tick",
-        floor_gave_way = vrq_stat_VRQ_STAT_FLOOR_GAVE_WAY, "floorgave": "Slices below --min-slice-us: the floor would have held a round past half the watchdog",
-        round_over = vrq_stat_VRQ_STAT_ROUND_OVER, "roundover": "Slices at the shortest the slice timer ends with the round still past half the watchdog",
+    "slice" => {
+        renewal_shrunk = vrq_stat_VRQ_STAT_RENEWAL_SHRUNK, "shrunk": "Renewals whose slice was shrunk because a queue is long (--max-round-ms)",
+        floor_gave_way = vrq_stat_VRQ_STAT_FLOOR_GAVE_WAY, "floorgave": "Renewals whose slice went below --min-slice-us: the floor would have held a round past half the watchdog",
+        round_over = vrq_stat_VRQ_STAT_ROUND_OVER, "roundover": "Renewals whose slice is the shortest the slice timer ends, with the round still past half the watchdog",
+        remainder_cut = vrq_stat_VRQ_STAT_REMAINDER_CUT, "cut": "Deadlines kept whose slice left was longer than the queue allows now (a long queue, or the target latency's shorter turns): the remainder cut to it",
+        turn_start_cut = vrq_stat_VRQ_STAT_TURN_START_CUT, "startcut": "Slices cut as their turn started, given while the queue was shorter: cut to what it allows now",
+        slice_timer = vrq_stat_VRQ_STAT_SLICE_TIMER, "slicetimer": "Slices shorter than rr_interval ended by the slice timer before the next tick",
     },
     "latency" => {
-        target_shrunk = vrq_stat_VRQ_STAT_TARGET_SHRUNK, "target": "Slices shortened to the target latency (--target-latency-ms)",
-        turn_ended = vrq_stat_VRQ_STAT_TURN_ENDED, "turnend": "Turns ended for a waiting woken task: they had lasted the target's turn (--target-latency-ms)",
+        target_shortened = vrq_stat_VRQ_STAT_TARGET_SHORTENED, "target": "Renewals whose slice was shortened by the target latency: a turn of its faster clock (--target-latency-ms)",
+        turn_ended = vrq_stat_VRQ_STAT_TURN_ENDED, "turnend": "Turns ended for a woken task that waits: they had lasted the turn the latency waiters set (--target-latency-ms)",
         turn_over_dispatch = vrq_stat_VRQ_STAT_TURN_OVER_DISPATCH, "turnover": "Turns over (--target-latency-ms) found when their task competed for its CPU again in dispatch, after a turn-end kick or a preemption: the slice renewed there, so the task competes with a new deadline rather than keep the CPU on its old one",
-        short_run_waits = vrq_stat_VRQ_STAT_SHORT_RUN_WAIT, "shortrunwait": "Short runners (--short-run-us) queued again, not woken, that counted toward the target latency as woken tasks",
+        short_run_waits = vrq_stat_VRQ_STAT_SHORT_RUN_WAIT, "shortrunwait": "Short runners (--short-run-us) queued again, not woken, that counted as latency waiters toward the target latency",
         short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW, "shortrenew": "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
         under_share = vrq_stat_VRQ_STAT_UNDER_SHARE, "undershare": "Wake-ups of tasks that had used less CPU than their share, placed first: a deadline two nice-0 offsets earlier than their own from now, one offset before now at nice 0 (--under-share-first)",
         wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT, "wakecredit": "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
         sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF, "synchandoff": "Sync wake-ups run on the waker's CPU (--sync-handoff)",
-        clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT, "clockmiscount": "Target-latency clock updates that found the count of woken tasks waiting below 0: a bookkeeping defect, always 0",
+        clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT, "clockmiscount": "Target-latency clock updates that found the count of latency waiters below 0: a bookkeeping defect, always 0",
     },
     "group" => {
-        group_scaled = vrq_stat_VRQ_STAT_GROUP_SCALED, "scaled": "Deadlines stretched 1.5x or more by group accounting (other groups competing)",
-        depth_scaled = vrq_stat_VRQ_STAT_DEPTH_SCALED, "depth": "Deadlines stretched by the fork-depth penalty",
+        group_stretched = vrq_stat_VRQ_STAT_GROUP_STRETCHED, "stretched": "Deadline offsets stretched 1.5x or more by group accounting (other groups competing)",
+        depth_stretched = vrq_stat_VRQ_STAT_DEPTH_STRETCHED, "depth": "Deadline offsets stretched by the fork-depth penalty",
     },
     "freq" => {
         sel_scaled = vrq_stat_VRQ_STAT_SEL_SCALED, "scaled": "Wake-ups placed on a frequency-scaled idle CPU",
@@ -163,6 +169,20 @@ vrq_metrics! {
         sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED, "passed": "Other queues' sticky heads passed over as later",
         sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN, "stolen": "Sticky tasks that ran on another CPU",
     },
+    "cgroup" => {
+        cgroup_stretched = vrq_stat_VRQ_STAT_CGROUP_STRETCHED, "stretched": "Deadlines given a cgroup stretch of more than one nice-0 offset: their cgroup has more runnable tasks than its cpu.weight share of the CPUs (--group-accounting cgroup)",
+        cgroup_lagged = vrq_stat_VRQ_STAT_CGROUP_LAGGED, "lagged": "Deadlines brought earlier because their cgroup was behind the furthest one in virtual time (CPU used over its share)",
+        cgroup_moves = vrq_stat_VRQ_STAT_CGROUP_MOVE, "moves": "Tasks moved between cgroups",
+        cgroup_inits = vrq_stat_VRQ_STAT_CGROUP_INIT, "created": "cgroups created, or found when the scheduler loaded",
+        cgroup_exits = vrq_stat_VRQ_STAT_CGROUP_EXIT, "removed": "cgroups removed",
+        cgroup_untracked = vrq_stat_VRQ_STAT_CGROUP_UNTRACKED, "untracked": "cgroups beyond the table's 65,536 entries: their tasks compete as the root's",
+        cgroup_idle_runs = vrq_stat_VRQ_STAT_CGROUP_IDLE_RUN, "idle": "Renewals of tasks in a cpu.idle cgroup, which compete as SCHED_IDLE tasks",
+    },
+    "release" => {
+        cpu_released = vrq_stat_VRQ_STAT_CPU_RELEASED, "released": "A CPU taken by a higher scheduling class (real-time, deadline): its local queue handed back",
+        cpu_reacquired = vrq_stat_VRQ_STAT_CPU_REACQUIRED, "reacquired": "... and given back to scx_vrq",
+        reenqueued = vrq_stat_VRQ_STAT_REENQUEUED, "reenqueued": "Tasks handed back from a taken CPU's local queue and queued again to run elsewhere",
+    },
     "hotplug" => {
         cpu_online = vrq_stat_VRQ_STAT_CPU_ONLINE, "online": "CPUs that came on line while loaded, kept without a restart (CPU hotplug)",
         cpu_offline = vrq_stat_VRQ_STAT_CPU_OFFLINE, "offline": "CPUs that went off line while loaded, kept without a restart (CPU hotplug)",
@@ -170,29 +190,29 @@ vrq_metrics! {
 }
 
 impl Metrics {
-    /// One line per interval, the figures a user watches: queue depth, dispatches and preemptions
-    /// per second, the wake-up wait of normal tasks, SCHED_IDLE tasks run by the bound, kernel-thread
-    /// wake-ups.
+    /// One line per interval, the figures a user watches: queue depth, dispatches and wake-up
+    /// preemptions per second, the wake-up wait of normal tasks, SCHED_IDLE tasks run by the bound,
+    /// kernel-thread wake-ups.
     fn format_line<W: Write>(&self, w: &mut W, secs: f64) -> Result<()> {
         let rate = |n: u64| (n as f64 / secs.max(1e-3)).round() as u64;
         let normal = self.lat.get(lat_hist::CLASS_NAMES[0]).cloned().unwrap_or_default();
         writeln!(
             w,
-            "[{}] queued {:>3} (max {}) | dispatch {:>6}/s preempt {:>5}/s | wake p50 {:>6} p99 {:>6} | idlebound {} kthread {}/s",
+            "[{}] queued {:>3} (max {}) | dispatch {:>6}/s preempt {:>5}/s | wake p50 {:>6} p99 {:>6} | schedidle {} kthread {}/s",
             crate::SCHEDULER_NAME,
             self.nr_queued,
             self.max_queued,
             rate(self.dispatch_local + self.dispatch_steal + self.direct_idle + self.keep_last),
-            rate(self.preempt_kicks),
+            rate(self.preempt_kicks + self.preempt_direct),
             human_us(normal.wake_p50_us),
             human_us(normal.wake_p99_us),
-            self.idle_bound,
+            self.sched_idle_rescues,
             rate(self.kernel_wakeups),
         )?;
         Ok(())
     }
 
-    /// Every counter, and the wait and run-length percentiles of each class of task that ran.
+    /// Every counter, and the wait and turn-length percentiles of each class of task that ran.
     fn format_full<W: Write>(&self, w: &mut W) -> Result<()> {
         const WIDTH: usize = 110;
         const INDENT: &str = "          ";
@@ -204,6 +224,9 @@ impl Metrics {
             self.nr_queued,
             self.max_queued
         );
+        if self.cgroups > 0 {
+            line.push_str(&format!(" cgroups:{}", self.cgroups));
+        }
         // A block ("| name label:value ...") goes on the current line if it fits in WIDTH, else it
         // starts the next line, indented; only a block longer than a line is split.
         for (block, counters) in self.counter_blocks() {
@@ -231,12 +254,12 @@ impl Metrics {
         }
         writeln!(w, "{line}")?;
         for (name, c) in &self.lat {
-            if c.wake_n + c.requeue_n + c.run_n == 0 {
+            if c.wake_n + c.requeue_n + c.turn_n == 0 {
                 continue;
             }
             writeln!(
                 w,
-                "          {:<7} wake n:{} p50:{} p99:{} max:{} | requeued n:{} p50:{} p99:{} max:{} | run n:{} p50:{} p99:{} max:{}",
+                "          {:<10} wake n:{} p50:{} p99:{} max:{} | requeued n:{} p50:{} p99:{} max:{} | turn n:{} p50:{} p99:{} max:{}",
                 name,
                 c.wake_n,
                 human_us(c.wake_p50_us),
@@ -246,10 +269,10 @@ impl Metrics {
                 human_us(c.requeue_p50_us),
                 human_us(c.requeue_p99_us),
                 human_us(c.requeue_max_us),
-                c.run_n,
-                human_us(c.run_p50_us),
-                human_us(c.run_p99_us),
-                human_us(c.run_max_us),
+                c.turn_n,
+                human_us(c.turn_p50_us),
+                human_us(c.turn_p99_us),
+                human_us(c.turn_max_us),
             )?;
         }
         Ok(())
@@ -311,8 +334,9 @@ mod tests {
             dispatch_steal: 200,
             direct_idle: 600,
             keep_last: 200,
-            preempt_kicks: 80,
-            idle_bound: 3,
+            preempt_kicks: 60,
+            preempt_direct: 20,
+            sched_idle_rescues: 3,
             kernel_wakeups: 500,
             lat: [("normal".to_string(), normal)].into_iter().collect(),
             ..Default::default()
@@ -331,7 +355,7 @@ mod tests {
             "preempt    40/s",
             "wake p50   64us",
             "p99  8.2ms",
-            "idlebound 3",
+            "schedidle 3",
             "kthread 250/s",
         ] {
             assert!(line.contains(want), "{want:?} missing in {line:?}");
@@ -361,7 +385,7 @@ mod tests {
         let mut out = Vec::new();
         sample().format_full(&mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("normal  wake n:100 p50:64us p99:8.2ms"), "{text}");
+        assert!(text.contains("normal     wake n:100 p50:64us p99:8.2ms"), "{text}");
         assert!(!text.contains("batch"), "an empty class is left out: {text}");
     }
 }

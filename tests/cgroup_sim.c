@@ -2,7 +2,7 @@
 /*
  * cgroup-sim: a host design study for issue 30 item 1 (hierarchical cgroup v2 cpu.weight as
  * `--group-accounting cgroup`). It simulates BFS's deadline rule as scx_vrq applies it (the same
- * policy.h functions: vrq_prio_ratio, vrq_group_deadline, vrq_group_multiplier, vrq_renew_deadline,
+ * policy.h functions: vrq_prio_ratio, vrq_group_deadline, vrq_group_multiplier, vrq_should_renew,
  * vrq_wakeup_credit, vrq_under_share, vrq_under_share_deadline) on one shared queue of 2 CPUs, a 4 ms
  * tick that alone ends slices, a 6 ms rr_interval, always-runnable hogs and a sleeper that runs 1 ms
  * and sleeps 10 ms, and prints, for each candidate way of turning cgroup weights into deadlines, the
@@ -176,7 +176,7 @@ static int total_runnable(struct sim *s)
 static s64 offset_of(struct sim *s, struct task *t)
 {
 	struct cg *g = &s->g[t->cg];
-	u64 depth_m = s->depth_penalty ? vrq_fork_depth_scale(t->depth) : 1;
+	u64 depth_m = s->depth_penalty ? vrq_fork_depth_multiplier(t->depth) : 1;
 	u64 one = VRQ_GROUP_LOAD_ONE, gm, mult;
 	s64 off;
 	double ratio = 1.0;
@@ -285,7 +285,7 @@ static void wake(struct sim *s, int ti)
 	t->run_left = t->run_ns;
 	t->woke_at = s->now;
 	t->waiting_wake = 1;
-	if (vrq_renew_deadline(t->slice, RR_NS, t->deadline, s->now, 1))
+	if (vrq_should_renew(t->slice, RR_NS, t->deadline, s->now, 1))
 		renew(s, t, 1);
 	for (i = 0; i < s->nt; i++)
 		queued += s->t[i].runnable && s->t[i].cpu < 0 && i != ti;

@@ -2,8 +2,8 @@
 /*
  * policy-sim: print the CPU share the deadline model predicts for hogs sharing one CPU.
  *   policy-sim [--target-ms T --cpus N] RR_MS TICK_MS SECONDS IDLE_BOUND_MS TASK...   TASK = nice[:idle]
- * --target-ms / --cpus: the scheduler's --target-latency-ms and the machine's CPU count. Only woken
- * tasks waiting speed the queues' clock up (vrq_clock_waiters), and hogs never wake: at any target
+ * --target-ms / --cpus: the scheduler's --target-latency-ms and the machine's CPU count. Only latency
+ * waiters speed the queues' clock up (vrq_clock_waiters), and hogs never wake: at any target
  * they share a CPU as they do without one (the model the scheduler tests compare with).
  * Prints one line per task: "<nice>[:idle] <share 0..1>".
  */

@@ -90,11 +90,11 @@ static void test_priodl(void)
 {
 	u64 early_normal = vrq_priodl(VRQ_PRIO_NORMAL, MS(10));
 	u64 late_normal = vrq_priodl(VRQ_PRIO_NORMAL, MS(100000));
-	u64 early_idle = vrq_priodl(VRQ_PRIO_IDLE, 0);
+	u64 early_idle = vrq_priodl(VRQ_PRIO_SCHED_IDLE, 0);
 
 	CHECK(early_normal < late_normal);
 	CHECK(late_normal < early_idle);	/* priority dominates the deadline */
-	CHECK(vrq_priodl_prio(early_idle) == VRQ_PRIO_IDLE);
+	CHECK(vrq_priodl_prio(early_idle) == VRQ_PRIO_SCHED_IDLE);
 	CHECK(vrq_priodl(VRQ_PRIO_NORMAL, 0x123456789abcdef0ULL) ==
 	      (((u64)VRQ_PRIO_NORMAL << 56) | (0x123456789abcdef0ULL >> 8)));
 	/* every live key lies well inside the kernel's signed vtime comparison window */
@@ -105,7 +105,7 @@ static void test_task_prio(void)
 {
 	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0, 0) == VRQ_PRIO_NORMAL);
 	CHECK(vrq_task_prio(VRQ_SCHED_BATCH, 0, 0) == VRQ_PRIO_NORMAL);
-	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 0, 0) == VRQ_PRIO_IDLE);
+	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 0, 0) == VRQ_PRIO_SCHED_IDLE);
 	CHECK(vrq_task_prio(VRQ_SCHED_IDLE, 1, 0) == VRQ_PRIO_NORMAL);	/* exiting: holds resources */
 	/* a kernel thread's wake-up goes before every user task, whatever its deadline */
 	CHECK(vrq_task_prio(VRQ_SCHED_NORMAL, 0, 1) == VRQ_PRIO_KERNEL);
@@ -229,7 +229,7 @@ static void test_target_latency(void)
 	CHECK(vrq_clock_rate(MS(6), MS(100), US(750), 4, 2) == VRQ_RATE_ONE);
 	/* past the floor's reach the turn grows back: at 2 ms with a 1 ms floor the floor serves 2 per CPU
 	 * (6x, 1 ms); 3 per CPU get 1.5 ms (4x), 6 get 3 ms (2x), 12 or more rr_interval (real time) --
-	 * hackbench's ~160 woken tasks waiting on 2 CPUs see BFS's turns */
+	 * hackbench's ~160 latency waiters on 2 CPUs see BFS's turns */
 	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2) == 6 * VRQ_RATE_ONE);
 	CHECK(vrq_clock_rate(MS(6), MS(2), MS(1), 4, 2) == 4 * VRQ_RATE_ONE);
 	r = vrq_clock_rate(MS(6), MS(2), MS(1), 4, 2);
@@ -253,7 +253,7 @@ static void test_target_latency(void)
 		}
 		CHECK(top && !rises_after_top);
 	}
-	/* below the floor's reach the target rules: 2 woken on 2 CPUs at 2 ms is 2 x 3 = 6x either way */
+	/* below the floor's reach the target rules: 2 latency waiters on 2 CPUs at 2 ms is 2 x 3 = 6x either way */
 	CHECK(vrq_clock_rate(MS(6), MS(2), US(500), 2, 2) == 6 * VRQ_RATE_ONE);
 	/* a floor of rr_interval or more leaves nothing to shorten: real time */
 	CHECK(vrq_clock_rate(MS(6), MS(2), MS(6), 3, 2) == VRQ_RATE_ONE);
@@ -280,15 +280,15 @@ static void test_clock_waiters_and_turns(void)
 {
 	u64 r;
 
-	/* only woken tasks waiting set the rate: none (hogs requeued after their turn) is real time; a
+	/* only latency waiters set the rate: none (hogs requeued after their turn) is real time; a
 	 * count that raced below 0 is none; more than the queues hold is what they hold */
 	CHECK(vrq_clock_waiters(0, 5) == 0);
 	CHECK(vrq_clock_waiters(-2, 5) == 0);
 	CHECK(vrq_clock_waiters(3, 5) == 3);
 	CHECK(vrq_clock_waiters(9, 5) == 5);
 	CHECK(vrq_clock_rate(MS(6), MS(3), US(375), vrq_clock_waiters(0, 1), 2) == VRQ_RATE_ONE);
-	/* a turn under way is over once it lasted the turn at the rate: 1 woken waiting on 2 CPUs at
-	 * 3 ms is 4x, 1.5 ms; never at real time, however long the run */
+	/* a turn under way is over once it lasted the turn at the rate: 1 latency waiter on 2 CPUs at
+	 * 3 ms is 4x, 1.5 ms; never at real time, however long the turn */
 	r = vrq_clock_rate(MS(6), MS(3), US(375), vrq_clock_waiters(1, 1), 2);
 	CHECK(r == 4 * VRQ_RATE_ONE);
 	CHECK(!vrq_turn_over(US(1499), MS(6), r));
@@ -296,15 +296,15 @@ static void test_clock_waiters_and_turns(void)
 	CHECK(!vrq_turn_over(MS(60), MS(6), VRQ_RATE_ONE));
 }
 
-static void test_offset_slice(void)
+static void test_clock_slice(void)
 {
 	/* the offset's slice, in clock time: rr_interval for a shortened turn, a lone task, a kernel
 	 * thread alike; the slice itself at real time and for the long-queue rules' shorter turns */
-	CHECK(vrq_offset_slice(MS(2), MS(6), 3 * VRQ_RATE_ONE) == MS(6));
-	CHECK(vrq_offset_slice(MS(6), MS(6), 3 * VRQ_RATE_ONE) == MS(6));
-	CHECK(vrq_offset_slice(MS(6), MS(6), VRQ_RATE_ONE) == MS(6));
-	CHECK(vrq_offset_slice(US(250), MS(6), VRQ_RATE_ONE) == US(250));
-	CHECK(vrq_offset_slice(US(250), MS(6), 8 * VRQ_RATE_ONE) == MS(2));
+	CHECK(vrq_clock_slice(MS(2), MS(6), 3 * VRQ_RATE_ONE) == MS(6));
+	CHECK(vrq_clock_slice(MS(6), MS(6), 3 * VRQ_RATE_ONE) == MS(6));
+	CHECK(vrq_clock_slice(MS(6), MS(6), VRQ_RATE_ONE) == MS(6));
+	CHECK(vrq_clock_slice(US(250), MS(6), VRQ_RATE_ONE) == US(250));
+	CHECK(vrq_clock_slice(US(250), MS(6), 8 * VRQ_RATE_ONE) == MS(2));
 }
 
 static void test_clock_now(void)
@@ -367,18 +367,18 @@ static void test_short_run_renew(void)
 {
 	/* a request worker averaging 1 ms runs, 300 us of its slice left: its next request would be cut
 	 * off after 300 us -- renewed; with 2 ms left it fits -- kept */
-	CHECK(vrq_renew_short_run(US(300), MS(1), MS(6)));
-	CHECK(!vrq_renew_short_run(MS(2), MS(1), MS(6)));
+	CHECK(vrq_should_renew_short_run(US(300), MS(1), MS(6)));
+	CHECK(!vrq_should_renew_short_run(MS(2), MS(1), MS(6)));
 	/* exactly its average left: the run fits */
-	CHECK(!vrq_renew_short_run(MS(1), MS(1), MS(6)));
+	CHECK(!vrq_should_renew_short_run(MS(1), MS(1), MS(6)));
 	/* used up or overdrawn: the renewal at its sleep or enqueue happens anyway, nothing to count */
-	CHECK(!vrq_renew_short_run(0, MS(1), MS(6)));
-	CHECK(!vrq_renew_short_run(-US(50), MS(1), MS(6)));
+	CHECK(!vrq_should_renew_short_run(0, MS(1), MS(6)));
+	CHECK(!vrq_should_renew_short_run(-US(50), MS(1), MS(6)));
 	/* not a short runner (a compiler's 20 ms runs), or the rule off: BFS's carried-over slice */
-	CHECK(!vrq_renew_short_run(US(300), MS(20), MS(6)));
-	CHECK(!vrq_renew_short_run(US(300), MS(1), 0));
+	CHECK(!vrq_should_renew_short_run(US(300), MS(20), MS(6)));
+	CHECK(!vrq_should_renew_short_run(US(300), MS(1), 0));
 	/* a task that has never run (average 0) keeps whatever it has */
-	CHECK(!vrq_renew_short_run(US(300), 0, MS(6)));
+	CHECK(!vrq_should_renew_short_run(US(300), 0, MS(6)));
 }
 
 /*
@@ -419,7 +419,7 @@ static void test_under_share_deadline(void)
 	CHECK(vrq_under_share_deadline(MS(1030), MS(1000), MS(40), MS(40)) == MS(960));
 	/* ... unless its own deadline is earlier already */
 	CHECK(vrq_under_share_deadline(MS(900), MS(1000), MS(40), MS(40)) == MS(900));
-	/* nice 19 (six times the offset) or a group of six: after now, behind fresh nice-0 renewals at 1040 */
+	/* nice 19 (six times the offset) or a group of six: after now, behind new nice-0 renewals at 1040 */
 	CHECK(vrq_under_share_deadline(MS(1300), MS(1000), MS(240), MS(40)) == MS(1160));
 	/* nice -20 (a sixth of it): before the nice-0 ones */
 	CHECK(vrq_under_share_deadline(MS(1030), MS(1000), MS(7), MS(40)) == MS(927));
@@ -493,13 +493,13 @@ static void test_expiry(void)
 static void test_renew_deadline(void)
 {
 	/* a used-up slice always renews; a passed deadline only on a wake-up, not for a preempted task */
-	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 0));
-	CHECK(vrq_renew_deadline(US(50), MS(6), MS(10), MS(5), 1));
-	CHECK(vrq_renew_deadline(US(200), MS(6), MS(10), MS(20), 1));
-	CHECK(!vrq_renew_deadline(US(200), MS(6), MS(10), MS(20), 0));
-	CHECK(!vrq_renew_deadline(US(200), MS(6), MS(30), MS(20), 1));
+	CHECK(vrq_should_renew(US(50), MS(6), MS(10), MS(5), 0));
+	CHECK(vrq_should_renew(US(50), MS(6), MS(10), MS(5), 1));
+	CHECK(vrq_should_renew(US(200), MS(6), MS(10), MS(20), 1));
+	CHECK(!vrq_should_renew(US(200), MS(6), MS(10), MS(20), 0));
+	CHECK(!vrq_should_renew(US(200), MS(6), MS(30), MS(20), 1));
 	/* a 100 us turn cut short after 5 us keeps its deadline (no second round without a run) */
-	CHECK(!vrq_renew_deadline(US(95), US(100), MS(10), MS(20), 0));
+	CHECK(!vrq_should_renew(US(95), US(100), MS(10), MS(20), 0));
 }
 
 static void test_clocks_across_queues(void)
@@ -570,7 +570,7 @@ static void test_group_deadline(void)
 	CHECK(vrq_group_deadline(0, 0, MS(6), 64 * k) == VRQ_STRETCH_MAX_NS);
 	CHECK(vrq_group_deadline(MS(100), 0, MS(6), 1000000 * k) == MS(100) + VRQ_STRETCH_MAX_NS);
 	/* ... the fork-depth penalty times a group's count too (the deepest, the largest group) */
-	CHECK(vrq_group_deadline(0, 0, MS(6), (u64)VRQ_FORK_DEPTH_MAX * VRQ_GROUP_MAX_SCALE * k) ==
+	CHECK(vrq_group_deadline(0, 0, MS(6), (u64)VRQ_FORK_DEPTH_MAX * VRQ_GROUP_MAX_MULTIPLIER * k) ==
 	      VRQ_STRETCH_MAX_NS);
 	/* an offset already longer unstretched stays as BFS has it (nice 19 at rr_interval 1 s: 40 s);
 	 * no overflow at the longest slice, the latest nice and the largest multiplier */
@@ -583,7 +583,7 @@ static void test_group_deadline(void)
 	for (s32 nice = -20; nice <= 19; nice += 13) {
 		u64 own = vrq_deadline(0, nice, MS(6)), bound = own > VRQ_STRETCH_MAX_NS ? own : VRQ_STRETCH_MAX_NS;
 
-		for (u64 m = k; m <= (u64)VRQ_GROUP_MAX_SCALE * k; m += k * 7)
+		for (u64 m = k; m <= (u64)VRQ_GROUP_MAX_MULTIPLIER * k; m += k * 7)
 			CHECK(vrq_group_deadline(0, nice, MS(6), m) <= bound);
 	}
 	/* nice still counts inside a group */
@@ -614,8 +614,8 @@ static void test_group_avg_toward(void)
 	CHECK(vrq_group_avg_toward(0, vrq_group_level(32), MS(7), MS(6)) == 32 * k);
 	/* a count that raced below 0 is none; huge counts are capped as the multiplier is */
 	CHECK(vrq_group_avg_toward(0, vrq_group_level(-3), MS(6), MS(6)) == 0);
-	CHECK(vrq_group_avg_toward(0, vrq_group_level(1LL << 40), MS(6), MS(6)) == VRQ_GROUP_MAX_SCALE * k);
-	CHECK(vrq_group_avg_toward(~0ULL, vrq_group_level(1LL << 40), MS(1), MS(6)) <= VRQ_GROUP_MAX_SCALE * k);
+	CHECK(vrq_group_avg_toward(0, vrq_group_level(1LL << 40), MS(6), MS(6)) == VRQ_GROUP_MAX_MULTIPLIER * k);
+	CHECK(vrq_group_avg_toward(~0ULL, vrq_group_level(1LL << 40), MS(1), MS(6)) <= VRQ_GROUP_MAX_MULTIPLIER * k);
 }
 
 /*
@@ -680,9 +680,9 @@ static void test_group_load_edges(void)
 	{
 		struct vrq_load l = {.nr = 1LL << 40, .stamp = 0, .last = MS(60)};
 
-		l.acc = (u64)VRQ_GROUP_MAX_SCALE * MS(60);
-		CHECK(vrq_load_avg_at(&l, MS(1000) + MS(60) - 1, MS(1000)) <= VRQ_GROUP_MAX_SCALE * k);
-		CHECK(vrq_load_avg_at(&l, MS(1000) + MS(60) - 1, MS(1000)) > (VRQ_GROUP_MAX_SCALE - 1) * k);
+		l.acc = (u64)VRQ_GROUP_MAX_MULTIPLIER * MS(60);
+		CHECK(vrq_load_avg_at(&l, MS(1000) + MS(60) - 1, MS(1000)) <= VRQ_GROUP_MAX_MULTIPLIER * k);
+		CHECK(vrq_load_avg_at(&l, MS(1000) + MS(60) - 1, MS(1000)) > (VRQ_GROUP_MAX_MULTIPLIER - 1) * k);
 	}
 }
 
@@ -714,26 +714,81 @@ static void test_group_multiplier(void)
 	CHECK(vrq_group_multiplier(9 * k, 9 * k + k / 2) == 5 * k);
 	/* huge groups: capped, no overflow */
 	CHECK(vrq_group_multiplier(~0ULL, ~0ULL) == k);
-	CHECK(vrq_group_multiplier(~0ULL / 2, ~0ULL) == VRQ_GROUP_MAX_SCALE * k);
-	CHECK(vrq_group_multiplier(4096 * k, 8192 * k) == VRQ_GROUP_MAX_SCALE * k);
+	CHECK(vrq_group_multiplier(~0ULL / 2, ~0ULL) == VRQ_GROUP_MAX_MULTIPLIER * k);
+	CHECK(vrq_group_multiplier(4096 * k, 8192 * k) == VRQ_GROUP_MAX_MULTIPLIER * k);
 	/* larger group, larger multiplier; more beside it, larger or equal */
 	for (n = 1; n < 64; n++) {
 		CHECK(vrq_group_multiplier(n * k, 80 * k) <= vrq_group_multiplier((n + 1) * k, 80 * k));
 		CHECK(vrq_group_multiplier(8 * k, 8 * k + n * k / 64) <=
 		      vrq_group_multiplier(8 * k, 8 * k + (n + 1) * k / 64));
 	}
-	CHECK(VRQ_GROUP_SCALED_MIN > k);
+	CHECK(VRQ_GROUP_STRETCHED_MIN > k);
 }
 
 static void test_fork_depth(void)
 {
-	CHECK(vrq_fork_depth_scale(0) == 1);
-	CHECK(vrq_fork_depth_scale(1) == 1);
-	CHECK(vrq_fork_depth_scale(5) == 5);
-	CHECK(vrq_fork_depth_scale(1000) == VRQ_FORK_DEPTH_MAX);
+	CHECK(vrq_fork_depth_multiplier(0) == 1);
+	CHECK(vrq_fork_depth_multiplier(1) == 1);
+	CHECK(vrq_fork_depth_multiplier(5) == 5);
+	CHECK(vrq_fork_depth_multiplier(1000) == VRQ_FORK_DEPTH_MAX);
 	/* deeper: a later deadline, by the ratio of depths */
-	CHECK(vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(6) * VRQ_GROUP_LOAD_ONE) ==
-	      2 * vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_scale(3) * VRQ_GROUP_LOAD_ONE));
+	CHECK(vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_multiplier(6) * VRQ_GROUP_LOAD_ONE) ==
+	      2 * vrq_group_deadline(0, 0, MS(6), vrq_fork_depth_multiplier(3) * VRQ_GROUP_LOAD_ONE));
+}
+
+/* cgroup weights: the hierarchical share, the stretch, the virtual time and its lag bounds. */
+static void test_cgroup_weights(void)
+{
+	const u64 one = VRQ_CGROUP_SHARE_ONE;
+	u64 a, b, a1;
+
+	/* siblings at 100 and 300, both active: 1/4 and 3/4 of the parent's share */
+	a = vrq_cgroup_child_share(one, 100, 400);
+	b = vrq_cgroup_child_share(one, 300, 400);
+	CHECK(a == one / 4 && b == 3 * one / 4);
+	/* a child alone (or not yet counted in the sum) has its parent's whole share */
+	CHECK(vrq_cgroup_child_share(one, 100, 100) == one);
+	CHECK(vrq_cgroup_child_share(one, 100, 0) == one);
+	/* nesting: A(100){A1, A2} beside B(100): A1 gets a quarter */
+	a1 = vrq_cgroup_child_share(vrq_cgroup_child_share(one, 100, 200), 100, 200);
+	CHECK(a1 == one / 4);
+	/* weights outside cpu.weight's range are clamped; a share is never 0 */
+	CHECK(vrq_cgroup_child_share(one, 0, 10000) == one / 10000);
+	CHECK(vrq_cgroup_child_share(1, 1, 10000) == 1);
+	CHECK(vrq_cgroup_child_share(one, 50000, 10000) == one);
+
+	/* the stretch: n tasks over the CPUs the share is worth, in nice-0 offsets */
+	CHECK(vrq_cgroup_stretch(MS(6), 4, 2, one) == MS(12));
+	CHECK(vrq_cgroup_stretch(MS(6), 4, 2, one / 4) == MS(48));
+	CHECK(vrq_cgroup_stretch(MS(6), 0, 2, one) == MS(3));	/* at least one task */
+	/* one task beside sixteen at equal weights: 16x the stretch, so one turn each way */
+	CHECK(vrq_cgroup_stretch(MS(6), 16, 2, one / 2) == 16 * vrq_cgroup_stretch(MS(6), 1, 2, one / 2));
+	/* capped: a tiny share or a huge count does not overflow the deadline */
+	CHECK(vrq_cgroup_stretch(MS(6), 4096, 1, 1) == VRQ_STRETCH_MAX_NS);
+	CHECK(vrq_cgroup_stretch(MS(6), 1000000, 1, one) == VRQ_STRETCH_MAX_NS);
+	CHECK(vrq_cgroup_stretch(~0ULL, 1, 1, one) == VRQ_STRETCH_MAX_NS);
+
+	/* a turn: the slice rounded up to the tick, in clock time; shorter than a tick, as it is */
+	CHECK(vrq_cgroup_turn(MS(6), MS(6), MS(4)) == MS(8));
+	CHECK(vrq_cgroup_turn(MS(12), MS(6), MS(4)) == MS(16));	/* the clock at twice real time */
+	CHECK(vrq_cgroup_turn(MS(8), MS(8), MS(4)) == MS(8));
+	CHECK(vrq_cgroup_turn(MS(2), MS(2), MS(4)) == MS(2));
+	CHECK(vrq_cgroup_turn(MS(6), MS(6), 0) == MS(6));
+
+	/* virtual time: CPU over share; a quarter share moves four times as fast as a whole one */
+	CHECK(vrq_cgroup_vtime_delta(MS(4), 2, one) == MS(2));
+	CHECK(vrq_cgroup_vtime_delta(MS(4), 2, one / 4) == MS(8));
+	CHECK(vrq_cgroup_vtime_delta(MS(4), 0, 0) == MS(4) * one);
+
+	/* the lag: behind the furthest by up to the bound, never ahead */
+	CHECK(vrq_cgroup_lag(MS(100), MS(150), VRQ_CGROUP_LAG_MAX_NS) == MS(50));
+	CHECK(vrq_cgroup_lag(MS(100), MS(900), VRQ_CGROUP_LAG_MAX_NS) == VRQ_CGROUP_LAG_MAX_NS);
+	CHECK(vrq_cgroup_lag(MS(200), MS(150), VRQ_CGROUP_LAG_MAX_NS) == 0);
+	/* floors: back from idle at most rr_interval behind; ahead or near stays */
+	CHECK(vrq_cgroup_vtime_floor(MS(10), MS(1000), MS(6)) == MS(994));
+	CHECK(vrq_cgroup_vtime_floor(MS(998), MS(1000), MS(6)) == MS(998));
+	CHECK(vrq_cgroup_vtime_floor(MS(2000), MS(1000), MS(6)) == MS(2000));
+	CHECK(vrq_cgroup_vtime_floor(0, MS(3), MS(6)) == 0);	/* early in the boot */
 }
 
 static double share_of_first(struct sim_task *t, int n, u64 tick, u64 idle_bound)
@@ -897,7 +952,7 @@ static void test_sticky(void)
 	CHECK(vrq_sticky_priodl(a, offset) < vrq_priodl(VRQ_PRIO_NORMAL, MS(100) + offset + MS(1)));
 	/* the priority bits never change: a sticky normal task stays ahead of any SCHED_IDLE task */
 	CHECK(vrq_priodl_prio(vrq_sticky_priodl(near_end, offset)) == VRQ_PRIO_NORMAL);
-	CHECK(vrq_sticky_priodl(near_end, offset) < vrq_priodl(VRQ_PRIO_IDLE, 0));
+	CHECK(vrq_sticky_priodl(near_end, offset) < vrq_priodl(VRQ_PRIO_SCHED_IDLE, 0));
 	CHECK(vrq_sticky_priodl(a, 0) == a);
 }
 
@@ -966,7 +1021,7 @@ static void test_lat_class(void)
 {
 	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 0) == VRQ_LAT_NORMAL);
 	CHECK(vrq_lat_class(VRQ_SCHED_BATCH, 0) == VRQ_LAT_BATCH);
-	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 0) == VRQ_LAT_IDLE);
+	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 0) == VRQ_LAT_SCHED_IDLE);
 	CHECK(vrq_lat_class(VRQ_SCHED_NORMAL, 1) == VRQ_LAT_KTHREAD);
 	CHECK(vrq_lat_class(VRQ_SCHED_IDLE, 1) == VRQ_LAT_KTHREAD);
 }
@@ -987,7 +1042,7 @@ int main(void)
 		{ "floor_gives_way", test_floor_gives_way },
 		{ "target_latency", test_target_latency },
 		{ "clock_waiters_and_turns", test_clock_waiters_and_turns },
-		{ "offset_slice", test_offset_slice },
+		{ "clock_slice", test_clock_slice },
 		{ "clock_now", test_clock_now },
 		{ "short_runner", test_short_runner },
 		{ "short_run_renew", test_short_run_renew },
@@ -1008,6 +1063,7 @@ int main(void)
 		{ "group_load_edges", test_group_load_edges },
 		{ "group_multiplier", test_group_multiplier },
 		{ "fork_depth", test_fork_depth },
+		{ "cgroup_weights", test_cgroup_weights },
 		{ "cpu_scaled", test_cpu_scaled },
 		{ "select_order", test_select_order },
 		{ "delay_placement", test_delay_placement },

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host simulation of tasks that are always runnable, all allowed on one CPU, scheduled by the same
- * policy functions the BPF scheduler calls (src/bpf/policy.h: vrq_renew_deadline and
- * vrq_group_deadline as refresh_deadline / new_deadline_from_now call them, vrq_task_prio, vrq_priodl)
+ * policy functions the BPF scheduler calls (src/bpf/policy.h: vrq_should_renew and
+ * vrq_group_deadline as refresh_deadline / renew_deadline call them, vrq_task_prio, vrq_priodl)
  * and the same dispatch flow as vrq_dispatch(): at each scheduler tick the running task is charged;
  * when its slice is used up the CPU compares its renewed priodl with the queue's earliest one and
  * runs the smaller. Tasks here are alone in their group (multiplier VRQ_GROUP_LOAD_ONE, what
@@ -39,13 +39,13 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 	u64 now = 0, waiting_since[SIM_MAX_TASKS] = { 0 };
 	/* the target latency's faster queue clock (policy.h, rule 1): shorter turns, offsets in clock time */
 	u64 slice_ns = vrq_turn_at_rate(rr_ns, rate);
-	u64 offset_slice_ns = vrq_offset_slice(slice_ns, rr_ns, rate);
+	u64 clock_slice_ns = vrq_clock_slice(slice_ns, rr_ns, rate);
 	int cur = -1, i;
 
 	/* every task is enqueued at 0 with a used-up slice (vrq_init_task): first deadline from now */
 	for (i = 0; i < n; i++) {
 		t[i].time_slice = (s64)slice_ns;
-		t[i].deadline = vrq_group_deadline(0, t[i].nice, offset_slice_ns, VRQ_GROUP_LOAD_ONE);
+		t[i].deadline = vrq_group_deadline(0, t[i].nice, clock_slice_ns, VRQ_GROUP_LOAD_ONE);
 		t[i].runtime = 0;
 	}
 	while (now < duration_ns) {
@@ -56,16 +56,16 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 
 		/* the task that ran is refreshed as refresh_deadline does for a requeued (not woken) task;
 		 * queued ones keep theirs */
-		if (cur >= 0 && vrq_renew_deadline(t[cur].time_slice, slice_ns, t[cur].deadline, clock, 0)) {
+		if (cur >= 0 && vrq_should_renew(t[cur].time_slice, slice_ns, t[cur].deadline, clock, 0)) {
 			t[cur].time_slice = (s64)slice_ns;
-			t[cur].deadline = vrq_group_deadline(clock, t[cur].nice, offset_slice_ns, VRQ_GROUP_LOAD_ONE);
+			t[cur].deadline = vrq_group_deadline(clock, t[cur].nice, clock_slice_ns, VRQ_GROUP_LOAD_ONE);
 		}
 		for (i = 0; i < n; i++) {
 			u64 key = vrq_priodl(vrq_task_prio(t[i].policy, 0, 0), t[i].deadline);
 
-			if (idle_bound_ns && i != cur && vrq_task_prio(t[i].policy, 0, 0) == VRQ_PRIO_IDLE &&
+			if (idle_bound_ns && i != cur && vrq_task_prio(t[i].policy, 0, 0) == VRQ_PRIO_SCHED_IDLE &&
 			    now - waiting_since[i] >= idle_bound_ns) {
-				best = i;	/* the starvation bound (rescue_starved_idle) */
+				best = i;	/* the starvation bound (rescue_starved_sched_idle) */
 				break;
 			}
 			/* ties keep the running task (dispatch: vrq_keeps_cpu) */

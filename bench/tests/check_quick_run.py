@@ -7,14 +7,16 @@ present. On the instruction clock, also that no measured step
 waited on the host's files (staging complete). Ends with "bench-quick: N passed, N failed".
 
     bench/tests/check_quick_run.py DIR
+
+tools/test runs it; by hand, `source tools/env.sh` first (its PYTHONPATH finds vrqtest:
+tests/guest/vrqtest/__init__.py).
 """
 
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "guest"))
-from vrqtest import Results  # noqa: E402  (the tests' PASS / FAIL lines and closing line)
+from vrqtest import Results  # the tests' PASS / FAIL lines and closing line
 
 out = sys.argv[1]
 results = Results(figures_dir=None)

@@ -3,7 +3,11 @@
 verdict (and, on synthetic boots, how often that verdict is wrong or missed), the instrument each workload is measured on, the peers' pinned versions, the staging's file
 list, the interleaved and resumable plan, the report built from saved results, and the check of a
 quick run's report. Ends with "bench: N passed, N failed, K skipped" (a skipped test is a skip, never a
-pass; unexpected successes of expected failures count as failures)."""
+pass; unexpected successes of expected failures count as failures).
+
+    source tools/env.sh && /usr/bin/python3 bench/tests/test_bench.py     (tools/test runs it so)
+
+tools/env.sh's PYTHONPATH finds vrqbench (tests/guest/vrqtest/__init__.py)."""
 
 import collections
 import contextlib
@@ -19,11 +23,10 @@ import tempfile
 import unittest
 from fractions import Fraction
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+from vrqbench import cli, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace
+from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
-from vrqbench import cli, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace  # noqa: E402
-from vrqbench.workloads import WORKLOADS, stress_ng_rate  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class TestStats(unittest.TestCase):
@@ -821,18 +824,18 @@ class TestReadmeTable(unittest.TestCase):
 
     def test_cli_check_exit_status(self):
         bench = os.path.join(self.REPO, "bench", "bench")
-        res = subprocess.run([sys.executable, bench, "readme-table", "--check"], capture_output=True, text=True)
+        res = subprocess.run([bench, "readme-table", "--check"], capture_output=True, text=True)
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         with tempfile.TemporaryDirectory() as d:
             readme = os.path.join(d, "README.md")
             with open(readme, "w") as f:
                 f.write(f"# x\n\n{readme_table.BEGIN}\n| typed | by hand |\n{readme_table.END}\n")
-            res = subprocess.run([sys.executable, bench, "readme-table", "--check", "--readme", readme],
+            res = subprocess.run([bench, "readme-table", "--check", "--readme", readme],
                                  capture_output=True, text=True)
             self.assertEqual(res.returncode, 1, res.stdout + res.stderr)
             with open(readme, "w") as f:
                 f.write("# no markers\n")
-            res = subprocess.run([sys.executable, bench, "readme-table", "--readme", readme],
+            res = subprocess.run([bench, "readme-table", "--readme", readme],
                                  capture_output=True, text=True)
             self.assertEqual(res.returncode, 2, res.stdout + res.stderr)
             self.assertEqual(read(readme), "# no markers\n")

@@ -7,6 +7,9 @@ staged into guest RAM first (vrqbench/staging.py); --warm-up is that staging's t
 
     bench/vrqbench/guest.py OUT INSTRUMENT      (parallel, instructions or native)
     bench/vrqbench/guest.py --warm-up OUT WORKLOAD...
+
+bench/bench starts it (through tools/vm/vm-run, or natively) with tools/env.sh's PYTHONPATH, which
+finds vrqbench and vrqtest (tests/guest/vrqtest/__init__.py).
 """
 
 import glob
@@ -17,15 +20,13 @@ import subprocess
 import sys
 import time
 
+from vrqbench import codebase, instruments, plan as planmod, staging
+from vrqbench.schedulers import SCHEDULERS
+from vrqbench.workloads import WORKLOADS, find_perf
+from vrqtest import Scheduler, Stats, prog_name, scx_ops, scx_state
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
-
-from vrqbench import codebase, instruments, plan as planmod, staging  # noqa: E402
-from vrqbench.schedulers import SCHEDULERS  # noqa: E402
-from vrqbench.workloads import WORKLOADS, find_perf  # noqa: E402
-from vrqtest import Scheduler, Stats, prog_name, scx_ops, scx_state  # noqa: E402
 
 PROBES = os.path.join(REPO, "target", "bench")
 # The runner's own files (the code base, the compilers' temporary files, scheduler logs) live on a

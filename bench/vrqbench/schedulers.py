@@ -57,15 +57,15 @@ SCHEDULERS = {
     "vrq-preempt-local-off": {"cmd": _vrq("--preempt-local", "false"), "vrq": True, "variant": True},
     "vrq-wake-credit-off": {"cmd": _vrq("--wake-credit", "0"), "vrq": True, "variant": True},
     # --wake-credit's sweep (issue 28, item 6): the credit is a share of the deadline offset, 0-100 %
-    # (0 is vrq-wake-credit-off, 50 the default, vrq-llc)
+    # (0 is the default since 2026-11-26, vrq-llc and vrq-wake-credit-off; 50 was the default before)
     **{f"vrq-wake-credit-{pct}": {"cmd": _vrq("--wake-credit", str(pct)), "vrq": True, "variant": True}
-       for pct in (25, 75, 100)},
+       for pct in (25, 50, 75, 100)},
     # the wake-up credit and under-share first both off: they place the same wake-ups (2026-11-26-wake-credit's
     # counters), so each alone may stand in for the other
     "vrq-credit-share-off": {"cmd": _vrq("--wake-credit", "0", "--under-share-first", "false"), "vrq": True,
                              "variant": True},
     # the target latency (2 ms by default since 215a64e, 2026-11-23) at 2 and 3 ms by name: turns shortened while
-    # woken tasks wait, never below --target-floor-us (1 ms); the other floors measured for its default
+    # latency waiters wait, never below --target-floor-us (1 ms); the other floors measured for its default
     # ("-floor250": the floor before 3a5bb78 (2026-11-23), target / 8, hackbench's 250 us turns)
     "vrq-target-2ms": {"cmd": _vrq("--target-latency-ms", "2"), "vrq": True, "variant": True},
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},

@@ -3,7 +3,7 @@
  * scx_vrq's per-CPU and per-task state (included by vrq.bpf.h). Each optional mechanism keeps its
  * per-task state in its own sub-struct of task_ctx, written and read only by its own file (and
  * init_task, which starts it): delayed migration (delay), sticky tasks (sticky), the fork-depth penalty
- * (fork), the target latency's count (target).
+ * (fork), cgroup weights (cg), the target latency's count (target).
  */
 #ifndef __VRQ_CTX_BPF_H
 #define __VRQ_CTX_BPF_H
@@ -26,16 +26,19 @@ struct cpu_ctx {
 	u64 running_priodl;			/* priodl of the task running here; 0 when none
 						 * (set_running_priodl: running, keep_on_cpu, stopping) */
 	struct delay_waker delay;		/* delayed migration, this CPU as the waker */
-	/* short slices: which run of this CPU the slice timer was armed for (see slice_timer_fired) */
-	u64 run_seq;				/* start_run bumps it for every run */
-	u64 timer_seq;				/* the run_seq start_run armed the timer for */
-	u64 run_started;			/* when the current run began (start_run); with a target
-						 * latency, find_cpu_for ends the longest turn for a
-						 * waiting woken task */
+	/* short slices: which turn of this CPU the slice timer was armed for (see slice_timer_fired) */
+	u64 turn_seq;				/* start_turn bumps it for every turn */
+	u64 timer_seq;				/* the turn_seq start_turn armed the timer for */
+	u64 turn_started;			/* when the current turn began (start_turn); with a target
+						 * latency, a woken task that waits ends the longest turn
+						 * (end_longest_turn) */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	u8 waker_preempted;			/* short runners: a task woken by the one running here
 						 * preempts it (preempt_for_wakeup); its run ends there.
-						 * start_run clears it */
+						 * start_turn clears it */
+	u8 released;				/* a higher class (real-time, deadline) holds this CPU:
+						 * cpu_release sets it, cpu_acquire clears it
+						 * (cpu_release.bpf.c) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
 	struct bpf_cpumask __kptr *pkg;		/* ... within VRQ_DIST_PKG */
@@ -57,14 +60,6 @@ struct perf_masks {
  * State a task carries from one callback to another, one struct or field per hand-off, each saying who
  * writes it and who reads and clears it.
  */
-
-/* select_cpu -> the enqueue of the same wake-up. */
-struct wakeup_handoff {
-	u8 sync;		/* SCX_WAKE_SYNC: the waker is about to sleep, so the wakee preempts nobody.
-				 * select_cpu writes it; enqueue takes it (reads and clears, vrq_take_once:
-				 * select_cpu is skipped for a task allowed on one CPU); running clears it (a
-				 * task select_cpu inserted itself is never enqueued) */
-};
 
 /* Delayed migration: select_cpu -> enqueue -> running. */
 struct delay_placement {
@@ -91,6 +86,22 @@ struct fork_depth {
 	u32 fork_depth;		/* forks from init (init's children: 1); init_task writes it */
 };
 
+/* cgroup weights (--group-accounting cgroup, cgroup.bpf.c). */
+struct cgroup_mark {
+	u64 id;			/* the cgroup it is in: init_task and cgroup_move write it */
+	u64 counted_id;		/* the cgroup it is counted runnable in (0: none). runnable
+				 * (cgroup_runnable) writes it; quiescent and cgroup_move read and
+				 * clear it, so a move never uncounts from the wrong cgroup */
+	u64 share;		/* its cgroup's share at its last renewal (VRQ_CGROUP_SHARE_ONE: all);
+				 * cgroup_charge reads it to advance the cgroup's virtual time */
+	u64 charged_at;		/* when its run time was last charged to its cgroup (running, tick,
+				 * stopping) */
+	u64 lag;		/* how much earlier its last renewal's deadline came for its cgroup's
+				 * lag; cgroup_stretch writes it, renew_deadline reads it */
+	u8 idle;		/* its cgroup or an ancestor has cpu.idle = 1 at its last renewal:
+				 * it competes as a SCHED_IDLE task (task_prio) */
+};
+
 /* Target latency, enqueue -> running / quiescent. */
 struct latency_waiter_mark {
 	u8 latency_waiter;	/* queued by its wake-up or as a short runner, and counted in
@@ -104,7 +115,7 @@ struct lat_marks {
 	u64 wait_since;		/* runnable (a wake-up) or stopping (still runnable) writes when
 				 * its wait began; running records the wait and clears it (0: not
 				 * waiting) */
-	u64 run_since;		/* running writes when its run began; stopping records the run
+	u64 turn_since;		/* running writes when its turn began; stopping records the turn
 				 * and clears it */
 	u8 wait_requeue;	/* with wait_since: the wait was begun by a deschedule, not a wake-up */
 };
@@ -118,19 +129,24 @@ struct task_ctx {
 	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
 	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
 	struct fork_depth fork;		/* the fork-depth penalty (groups.bpf.c) */
+	struct cgroup_mark cg;		/* cgroup weights (cgroup.bpf.c) */
 	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL (task_prio) until it uses up its
-				 * slice. enqueue writes it on a wake-up; new_deadline_from_now clears it */
-	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_idle reads it */
+				 * slice. enqueue writes it on a wake-up; renew_deadline clears it */
+	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_sched_idle reads it */
 	/* hand-offs between callbacks */
-	struct wakeup_handoff wake;	/* select_cpu -> enqueue */
+	u8 wake_sync;		/* select_cpu -> the enqueue of the same wake-up: SCX_WAKE_SYNC, the
+				 * waker is about to sleep, so the wakee preempts nobody. select_cpu
+				 * writes it; enqueue takes it (reads and clears, vrq_take_once:
+				 * select_cpu is skipped for a task allowed on one CPU); running clears
+				 * it (a task select_cpu inserted itself is never enqueued) */
 	struct delay_placement delay;	/* delayed migration (delay.bpf.c): select_cpu -> enqueue -> running */
 	struct sticky_mark sticky;	/* sticky tasks (sticky.bpf.c) */
 	struct latency_waiter_mark target;	/* target latency (latency.bpf.c) */
 	/* dispatch -> enqueue: the task that just ran lost its CPU in that CPU's dispatch, which refreshed
-	 * its deadline; enqueue (ready_to_queue) takes it as is while that CPU has begun no other run.
-	 * prev_keeps_cpu writes both; ready_to_queue clears fresh_cpu */
-	s32 fresh_cpu;		/* that CPU + 1 (0: none) */
-	u64 fresh_seq;		/* its run_seq then */
+	 * its deadline; enqueue (ready_to_queue) takes it as is while that CPU has begun no other turn.
+	 * prev_keeps_cpu writes both; ready_to_queue clears refreshed_cpu */
+	s32 refreshed_cpu;	/* that CPU + 1 (0: none) */
+	u64 refreshed_turn_seq;	/* its turn_seq then */
 	/* short runners (policy.h: vrq_short_runner): CPU time since its last sleep, and the average of
 	 * such runs. charge_slice adds to run_ns; stopping (end_run) averages it and starts a new one.
 	 * Under-share wake-ups read the average too */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq: the deadline and its slice -- BFS's rule (policy.h: vrq_deadline, vrq_renew_deadline) on
+ * scx_vrq: the deadline and its slice -- BFS's rule (policy.h: vrq_deadline, vrq_should_renew) on
  * each queue's clock (VRQ's RQ niffies): advancing a queue's clock, carrying a deadline between clocks,
  * renewing it, fitting a remaining slice to a long queue, and the callbacks' steps that refresh it
  * (enqueue, tick, stopping).
@@ -23,7 +23,7 @@ __hidden u64 advance_niffies(u32 q)
 
 /*
  * The deadline's three jobs, each on queue @q's clock (niffies, already advanced by the caller):
- * rebase_deadline() moves it onto that clock; new_deadline_from_now() is BFS's renewal; fit_slice()
+ * rebase_deadline() moves it onto that clock; renew_deadline() is BFS's renewal; fit_slice()
  * cuts a remainder longer than the queue allows now. refresh_deadline() runs them in that order.
  */
 
@@ -41,13 +41,18 @@ static __always_inline void rebase_deadline(struct task_ctx *tctx, u32 q, u64 ni
 	tctx->queue = q;
 }
 
-/* Count which long-queue rule (vrq_effective_slice) gave the slice of a renewal. */
+/*
+ * Count which rule (vrq_effective_slice) gave the slice of a renewal: the target latency's, or a long
+ * queue's (any other slice below rr_interval). Tested on the slice rather than as rule >=
+ * VRQ_SLICE_FIT_ROUND, which counts the same renewals: the verifier walked 15k more instructions for
+ * that with every mechanism on (2026-11-26).
+ */
 static __always_inline void count_slice_rule(u64 slice, u32 rule)
 {
-	if (slice < rr_interval_ns)
-		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+	if (slice < rr_interval_ns && rule != VRQ_SLICE_TARGET)
+		stat_inc(VRQ_STAT_RENEWAL_SHRUNK);
 	if (rule == VRQ_SLICE_TARGET)
-		stat_inc(VRQ_STAT_TARGET_SHRUNK);
+		stat_inc(VRQ_STAT_TARGET_SHORTENED);
 	if (rule >= VRQ_SLICE_FLOOR_GAVE_WAY)
 		stat_inc(VRQ_STAT_FLOOR_GAVE_WAY);
 	if (rule == VRQ_SLICE_ROUND_OVER)
@@ -55,19 +60,26 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
 }
 
 /*
- * BFS's renewal: a fresh @slice and a new deadline from @niffies (now on its queue's clock), less the
+ * BFS's renewal: a new @slice and a new deadline from @niffies (now on its queue's clock), less the
  * wake-up credit when --wake-credit gives one (@woken), its offset stretched by group accounting and
  * the fork-depth penalty.
  */
-static __always_inline void new_deadline_from_now(struct task_struct *p, struct task_ctx *tctx, u64 niffies,
-						  u64 slice, u64 rate, bool woken)
+static __always_inline void renew_deadline(struct task_struct *p, struct task_ctx *tctx, u64 niffies, u64 slice,
+					   u64 rate, bool woken)
 {
 	u64 group_m = group_multiplier_of(tctx->group);
-	u64 depth_n = fork_depth_penalty ? vrq_fork_depth_scale(tctx->fork.fork_depth) : 1;
+	u64 depth_m = fork_depth_penalty ? vrq_fork_depth_multiplier(tctx->fork.fork_depth) : 1;
 	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
-	u64 offset = vrq_group_deadline(0, task_nice(p), vrq_offset_slice(slice, rr_interval_ns, rate),
-					group_m * depth_n);
-	u64 credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit_pct);
+	u64 clock_slice = vrq_clock_slice(slice, rr_interval_ns, rate), lag = 0, credit;
+	u64 offset = vrq_group_deadline(0, task_nice(p), clock_slice, group_m * depth_m);
+
+	/* cgroup weights: the cgroup's stretch after the task's own offset (a turn per runnable task
+	 * over the CPUs its share is worth), its lag before it */
+	if (group_accounting == VRQ_GROUP_CGROUP) {
+		offset += cgroup_stretch(tctx, clock_slice, slice, rate);
+		lag = tctx->cg.lag;
+	}
+	credit = vrq_wakeup_credit(tctx->time_slice, woken, slice, offset, wake_credit);
 
 	/* a kernel thread that used up its slice competes as a normal task (enqueue sets it again on its
 	 * next wake-up) */
@@ -79,25 +91,26 @@ static __always_inline void new_deadline_from_now(struct task_struct *p, struct 
 		tctx->time_slice = slice;
 	}
 	tctx->deadline = niffies + offset - credit;
+	tctx->deadline = tctx->deadline > lag ? tctx->deadline - lag : 0;
 	tctx->offset = offset;
-	stat_inc(VRQ_STAT_NEW_DEADLINE);
-	if (group_m >= VRQ_GROUP_SCALED_MIN)
-		stat_inc(VRQ_STAT_GROUP_SCALED);
-	if (depth_n > 1)
-		stat_inc(VRQ_STAT_DEPTH_SCALED);
+	stat_inc(VRQ_STAT_RENEWAL);
+	if (group_m >= VRQ_GROUP_STRETCHED_MIN)
+		stat_inc(VRQ_STAT_GROUP_STRETCHED);
+	if (depth_m > 1)
+		stat_inc(VRQ_STAT_DEPTH_STRETCHED);
 }
 
-/* The queue grew long: do not let a stale long remainder hold up the round. */
+/* The deadline is kept, but the queue grew long: do not let a stale long remainder hold up the round. */
 static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
 {
 	if (tctx->time_slice > (s64)slice) {
 		tctx->time_slice = slice;
-		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		stat_inc(VRQ_STAT_REMAINDER_CUT);
 	}
 }
 
 /*
- * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_renew_deadline() says
+ * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_should_renew() says
  * so (@woken: it is queued by its wake-up, not after being descheduled while runnable), else keep it
  * and fit its remaining slice to the queue. Idempotent.
  */
@@ -109,9 +122,9 @@ __hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tct
 
 	rebase_deadline(tctx, q, niffies);
 	slice = task_slice(p, q, queued, rate, &slice_rule);
-	if (vrq_renew_deadline(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
+	if (vrq_should_renew(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		count_slice_rule(slice, slice_rule);
-		new_deadline_from_now(p, tctx, niffies, slice, rate, woken);
+		renew_deadline(p, tctx, niffies, slice, rate, woken);
 	} else {
 		fit_slice(tctx, slice);
 	}
@@ -128,13 +141,13 @@ __hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tct
  */
 static __always_inline bool refreshed_by_dispatch(struct task_struct *p, const struct task_ctx *tctx, u32 q)
 {
-	s32 cpu = tctx->fresh_cpu - 1;
+	s32 cpu = tctx->refreshed_cpu - 1;
 	struct cpu_ctx *cctx;
 
 	if (cpu < 0 || tctx->time_slice <= 0 || cpu != scx_bpf_task_cpu(p) || tctx->queue != q ||
 	    !(cctx = cpu_ctx_of(cpu)))
 		return false;
-	return cctx->run_seq == tctx->fresh_seq;
+	return cctx->turn_seq == tctx->refreshed_turn_seq;
 }
 
 /*
@@ -145,7 +158,7 @@ __hidden u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx 
 {
 	if (woken || !refreshed_by_dispatch(p, tctx, q))
 		refresh_deadline(p, tctx, q, woken);
-	tctx->fresh_cpu = 0;
+	tctx->refreshed_cpu = 0;
 	/*
 	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
 	 * a wake-up; a kernel thread requeued with slice left (preempted, or at a cond_resched() in the
@@ -187,7 +200,7 @@ __hidden int renew_on_tick(struct task_struct *p __task, struct task_ctx *tctx _
 	refresh_deadline(p, tctx, q, false);
 	p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
 	keep_on_cpu(tctx, cpu_ctx_of(cpu), task_priodl(p, tctx));
-	stat_inc(VRQ_STAT_SLICE_RENEWED);
+	stat_inc(VRQ_STAT_RENEWED_ON_TICK);
 	return 0;
 }
 

@@ -9,38 +9,39 @@
 
 /*
  * SCHED_IDLE tasks wait behind every normal task, but never long enough to trip the sched_ext
- * watchdog: every eighth of --idle-bound-ms this CPU looks at the tail of its own queue (where idle
- * tasks sort) and runs up to VRQ_IDLE_RESCUE_MAX that have waited longer than the bound, each with a
- * --min-slice-us slice (in effect until the next tick), so that many idle tasks -- any user may make
- * them -- all get their turn within the watchdog while normal tasks lose little.
+ * watchdog: every eighth of --idle-bound-ms this CPU looks at the tail of its own queue (where
+ * SCHED_IDLE tasks sort) and runs up to VRQ_SCHED_IDLE_RESCUE_MAX that have waited longer than the
+ * bound, each with a --min-slice-us slice (in effect until the next tick), so that many SCHED_IDLE
+ * tasks -- any user may make them -- all get their turn within the watchdog while normal tasks lose
+ * little.
  */
-#define VRQ_IDLE_RESCUE_MAX 4
+#define VRQ_SCHED_IDLE_RESCUE_MAX 4
 
 /* Dispatch, step 1: run SCHED_IDLE tasks that waited past the bound; true if any. */
-__hidden bool rescue_starved_idle(s32 cpu, u32 q, u64 now)
+__hidden bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now)
 {
 	struct vrq_queue *vq = queue_state(q);
 	struct task_struct *p;
 	u32 rescued = 0;
 
-	if (now - vq->idle_scan_at < idle_bound_ns / 8)
+	if (now - vq->sched_idle_scan_at < idle_bound_ns / 8)
 		return false;
-	vq->idle_scan_at = now;
+	vq->sched_idle_scan_at = now;
 
 	bpf_for_each(scx_dsq, p, q, SCX_DSQ_ITER_REV) {
 		struct task_ctx *tctx;
 
 		tctx = task_ctx_of(p);
-		if (task_prio(p, tctx) != VRQ_PRIO_IDLE)
-			break;	/* reached the normal tasks: no idle task is left behind them */
+		if (task_prio(p, tctx) != VRQ_PRIO_SCHED_IDLE)
+			break;	/* reached the normal tasks: no SCHED_IDLE task is left behind them */
 		if (!tctx || now - tctx->enq_at < idle_bound_ns)
 			continue;
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
 		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, min_slice_ns);
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			stat_inc(VRQ_STAT_IDLE_BOUND);
-			if (++rescued >= VRQ_IDLE_RESCUE_MAX)
+			stat_inc(VRQ_STAT_SCHED_IDLE_RESCUE);
+			if (++rescued >= VRQ_SCHED_IDLE_RESCUE_MAX)
 				break;
 		}
 	}
@@ -78,7 +79,7 @@ __hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
 			continue;
 		key = head->scx.dsq_vtime;
 		/* sticky_elsewhere's own test first: no task_ctx lookup for a head of this CPU's queue */
-		if (sticky_tasks && q != own && sticky_elsewhere(task_ctx_of(head), q, own)) {
+		if (sticky && q != own && sticky_elsewhere(task_ctx_of(head), q, own)) {
 			if (key < best->sticky_passed)
 				best->sticky_passed = key;
 			key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
@@ -126,7 +127,7 @@ __hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, 
 	 * starts a new turn if it wins all the same.
 	 */
 	if (end_turn_if_over(prev, pctx, cpu, now) && cctx) {
-		cctx->run_started = now;
+		cctx->turn_started = now;
 		stat_inc(VRQ_STAT_TURN_OVER_DISPATCH);
 	}
 	refresh_deadline(prev, pctx, own, false);
@@ -134,8 +135,8 @@ __hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, 
 	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl)) {
 		/* its enqueue follows before this CPU starts the winner: the refresh holds till then */
 		if (cctx) {
-			pctx->fresh_cpu = cpu + 1;
-			pctx->fresh_seq = cctx->run_seq;
+			pctx->refreshed_cpu = cpu + 1;
+			pctx->refreshed_turn_seq = cctx->turn_seq;
 		}
 		return false;
 	}

@@ -30,16 +30,16 @@ static __always_inline u32 cpu_perf(s32 cpu)
 }
 
 /* Look at @cpu's frequency again and move it between the fast and scaled masks if it changed. */
-__hidden int refresh_cpu_perf(s32 cpu)
+__hidden int update_cpu_perf(s32 cpu)
 {
 	struct bpf_cpumask *fast_cpus, *scaled_cpus;
 	struct cpu_ctx *cctx;
 	struct perf_masks *pm;
 	u8 scaled;
 
-	if (!freq_threshold_pct || !(cctx = cpu_ctx_of(cpu)) || !(pm = perf_masks_get()))
+	if (!freq_threshold || !(cctx = cpu_ctx_of(cpu)) || !(pm = perf_masks_get()))
 		return 0;
-	scaled = vrq_cpu_scaled(cpu_perf(cpu), freq_threshold_pct);
+	scaled = vrq_cpu_scaled(cpu_perf(cpu), freq_threshold);
 	if (scaled == cctx->scaled)
 		return 0;
 	cctx->scaled = scaled;

@@ -27,7 +27,7 @@ static __always_inline u32 group_of(struct task_struct *p)
 {
 	struct pid *sid;
 
-	switch (group_mode) {
+	switch (group_accounting) {
 	case VRQ_GROUP_THREAD:
 		return p->tgid;
 	case VRQ_GROUP_SESSION:
@@ -114,7 +114,7 @@ __hidden int group_quiescent(struct task_ctx *tctx __tctx)
 	struct vrq_load *g;
 	u32 group = tctx->group;
 
-	if (group_mode == VRQ_GROUP_OFF || !group)
+	if (group_accounting == VRQ_GROUP_OFF || !group)
 		return 0;
 	if ((g = bpf_map_lookup_elem(&group_runnable, &group)))
 		group_load_add(g, -1);

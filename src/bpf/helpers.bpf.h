@@ -103,10 +103,23 @@ static __always_inline s32 task_nice(const struct task_struct *p)
 	return (s32)p->static_prio - 120;
 }
 
-/* The task's priority class (policy.h: vrq_task_prio); @tctx may be NULL (no kernel-wakeup boost). */
+/* The kernel's tick (CONFIG_HZ, read by libbpf from the kernel's config at load; 250 if absent). */
+extern int CONFIG_HZ __kconfig __weak;
+
+static __always_inline u64 tick_ns(void)
+{
+	return 1000ULL * VRQ_NSEC_PER_MSEC / (CONFIG_HZ > 0 ? (u64)CONFIG_HZ : 250);
+}
+
+/*
+ * The task's priority class (policy.h: vrq_task_prio); @tctx may be NULL (no kernel-wakeup boost). A
+ * task of a cpu.idle cgroup (--group-accounting cgroup) competes as SCHED_IDLE, as the kernel runs it.
+ */
 static __always_inline u32 task_prio(const struct task_struct *p, const struct task_ctx *tctx)
 {
-	return vrq_task_prio(p->policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup);
+	u32 policy = tctx && tctx->cg.idle ? VRQ_SCHED_IDLE : p->policy;
+
+	return vrq_task_prio(policy, !!(p->flags & PF_EXITING), tctx && tctx->kernel_wakeup);
 }
 
 static __always_inline u64 task_priodl(const struct task_struct *p, const struct task_ctx *tctx)
@@ -136,7 +149,7 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 	tctx->last_charged = now;
 }
 
-/* The one writer of a CPU's running_priodl (0: nothing runs there), which find_cpu_for reads. */
+/* The one writer of a CPU's running_priodl (0: nothing runs there), which kick_idle_or_preempt reads. */
 static __always_inline void set_running_priodl(struct cpu_ctx *cctx, u64 priodl)
 {
 	if (cctx)
@@ -183,7 +196,7 @@ static inline const struct cpumask *distance_mask(struct cpu_ctx *cctx, u32 dist
 	return (const struct cpumask *)m;
 }
 
-/* Frequency-aware selection: was @cpu frequency-scaled at its last look (refresh_cpu_perf)? */
+/* Frequency-aware selection: was @cpu frequency-scaled at its last look (update_cpu_perf)? */
 static __always_inline bool cpu_scaled(s32 cpu)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);

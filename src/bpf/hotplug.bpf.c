@@ -34,7 +34,7 @@ __hidden int cpu_goes(s32 cpu, bool online)
 	if (online || !(cctx = cpu_ctx_of(cpu)))
 		return 0;
 	cctx->running_priodl = 0;
-	cctx->run_seq++;
+	cctx->turn_seq++;
 	if (migration_delay_ns)
 		end_delay(cpu);
 	return 0;

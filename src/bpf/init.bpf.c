@@ -49,7 +49,7 @@ __hidden s32 init_perf_masks(void)
 	struct perf_masks *pm;
 	s32 err;
 
-	if (!freq_threshold_pct)
+	if (!freq_threshold)
 		return 0;
 	if (!(pm = perf_masks_get()))
 		return -ENOENT;
@@ -71,7 +71,7 @@ __hidden s32 map_cpus_to_queues(void)
 			continue;	/* off line at load: no topology; its coming on line reloads */
 		struct vrq_cpu_topo t = topo_of(cpu);
 
-		q = vrq_queue_of(queue_mode, cpu, &t);
+		q = vrq_queue_of(queue, cpu, &t);
 		if (q >= VRQ_MAX_QUEUES) {
 			scx_bpf_error("CPU %u maps to queue %u, out of range", cpu, q);
 			return -EINVAL;

@@ -45,6 +45,7 @@ enum vrq_group_mode {
 	VRQ_GROUP_OFF		= 0,	/* plain BFS: every task is its own entity */
 	VRQ_GROUP_THREAD	= 1,	/* the threads of one process (thread group) */
 	VRQ_GROUP_SESSION	= 2,	/* the processes of one session: a terminal's job, a service */
+	VRQ_GROUP_CGROUP	= 3,	/* cgroup v2's cpu.weight, along the tree (cgroup.bpf.c) */
 };
 
 /*
@@ -71,8 +72,9 @@ enum vrq_stat {
 	VRQ_STAT_DISPATCH_STEAL,	/* from another queue, found by a lockless peek */
 	VRQ_STAT_STEAL_FAIL,		/* a peeked task was gone (or not movable) when we tried to take it */
 	VRQ_STAT_PEEK,			/* lockless reads of another queue's head */
-	VRQ_STAT_KEEP_LAST,		/* the only runnable task stays on its CPU with a new slice */
-	VRQ_STAT_SLICE_RENEWED,		/* ... renewed on the tick, nothing waiting: no trip through schedule() */
+	VRQ_STAT_KEEP_LAST,		/* the task that just ran stays on its CPU: no queue head is earlier
+					 * (dispatch, then enqueue with SCX_ENQ_LAST) */
+	VRQ_STAT_RENEWED_ON_TICK,	/* ... renewed on the tick, nothing waiting: no trip through schedule() */
 	VRQ_STAT_DIRECT_IDLE,		/* woken task handed straight to the idle CPU chosen for it */
 	/* why a CPU found nothing to run (VRQ's sched_goidle breakdown) */
 	VRQ_STAT_GOIDLE_IDLE,		/* it was idle and stays idle: a wasted wake-up */
@@ -85,28 +87,34 @@ enum vrq_stat {
 	VRQ_STAT_SEL_PKG,
 	VRQ_STAT_SEL_NODE,
 	VRQ_STAT_SEL_ANY,
-	VRQ_STAT_SEL_BUSY,		/* no idle CPU allowed: queued, then try_preempt */
+	VRQ_STAT_SEL_BUSY,		/* no idle CPU allowed: queued, then kick_idle_or_preempt */
 	/* enqueue and preemption */
 	VRQ_STAT_ENQUEUE,
-	VRQ_STAT_NEW_DEADLINE,		/* slice used up or deadline expired: new deadline from now */
-	VRQ_STAT_PREEMPT_KICK,		/* woke with an earlier priodl than the latest running one */
+	VRQ_STAT_RENEWAL,		/* slice used up or deadline passed: a new slice, a new deadline from now */
+	VRQ_STAT_PREEMPT_KICK,		/* a wake-up preemption by a kick (SCX_KICK_PREEMPT): of the CPU running
+					 * the latest priodl, or of this one (--preempt-local); not the direct ones */
 	VRQ_STAT_IDLE_KICK,		/* an idle CPU kicked because a task was queued for it */
-	VRQ_STAT_BATCH_NO_PREEMPT,	/* SCHED_BATCH / sync wake-up that did not preempt */
-	VRQ_STAT_IDLE_BOUND,		/* a SCHED_IDLE task run because it waited past --idle-bound-ms */
-	VRQ_STAT_SLICE_SHRUNK,		/* slice shortened because the queue is long (--max-round-ms) */
-	VRQ_STAT_SLICE_TIMER,		/* a shrunk slice ended by the slice timer, before the next tick */
+	VRQ_STAT_NO_PREEMPT,		/* a wake-up that may not preempt: SCHED_BATCH, or a sync wake-up */
+	VRQ_STAT_SCHED_IDLE_RESCUE,	/* a SCHED_IDLE task run because it waited past --idle-bound-ms */
+	VRQ_STAT_RENEWAL_SHRUNK,	/* a renewal's slice shrunk because the queue is long (--max-round-ms) */
+	VRQ_STAT_REMAINDER_CUT,		/* a kept deadline's slice left cut to what the queue allows now */
+	VRQ_STAT_TURN_START_CUT,	/* a slice cut when its turn starts, to what the queue allows now */
+	VRQ_STAT_SLICE_TIMER,		/* a slice shorter than rr_interval ended by the slice timer, before the
+					 * next tick */
 	VRQ_STAT_FLOOR_GAVE_WAY,	/* slice below --min-slice-us: the floor would hold the round past half the watchdog */
 	VRQ_STAT_ROUND_OVER,		/* ... and even the shortest slice leaves the round past half the watchdog */
-	VRQ_STAT_TARGET_SHRUNK,		/* slice shortened to the target latency (--target-latency-ms) */
-	VRQ_STAT_TURN_ENDED,		/* a waiting woken task ended a turn that had lasted the target's turn */
+	VRQ_STAT_TARGET_SHORTENED,	/* a renewal's slice shortened by the target latency (--target-latency-ms) */
+	VRQ_STAT_TURN_ENDED,		/* a woken task that waits ended a turn that had lasted the target's turn */
 	VRQ_STAT_WAKE_CREDIT,		/* woken with its deadline passed: new deadline backdated (--wake-credit) */
 	VRQ_STAT_SYNC_HANDOFF,		/* sync wake-up run on the waker's CPU (--sync-handoff) */
-	VRQ_STAT_PREEMPT_LOCAL,		/* ... of which the CPU handling the wake-up (--preempt-local) */
-	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks for one run */
+	VRQ_STAT_PREEMPT_LOCAL,		/* a wake-up preemption of the CPU handling the wake-up (--preempt-local),
+					 * by a kick or directly */
+	VRQ_STAT_KERNEL_WAKEUP,		/* a kernel thread woken: queued before user tasks until it sleeps or uses
+					 * up its slice */
 	VRQ_STAT_NIFFIES_REBASE,	/* deadline carried over between two queues' clocks */
 	VRQ_STAT_YIELD,			/* sched_yield() calls (what they do: --yield-type) */
-	VRQ_STAT_GROUP_SCALED,		/* deadlines stretched 1.5x or more by their group (other groups competing) */
-	VRQ_STAT_DEPTH_SCALED,		/* deadlines stretched by the fork-depth penalty */
+	VRQ_STAT_GROUP_STRETCHED,	/* offsets stretched 1.5x or more by their group (other groups competing) */
+	VRQ_STAT_DEPTH_STRETCHED,	/* offsets stretched by the fork-depth penalty */
 	/* frequency-aware selection (--freq-threshold, VRQ) */
 	VRQ_STAT_SEL_SCALED,		/* wake-ups placed on an idle CPU that is scaled (below --freq-threshold) */
 	/* delayed migration (--migration-delay-us, the delayed-thread-migration RFC) */
@@ -118,14 +126,28 @@ enum vrq_stat {
 	VRQ_STAT_STICKY_KEPT,		/* sticky task ran again on the CPU it was sticky to */
 	VRQ_STAT_STICKY_PASSED,		/* a CPU passed over another queue's sticky head (it counted as later) */
 	VRQ_STAT_STICKY_STOLEN,		/* sticky task ran on another CPU all the same */
-	VRQ_STAT_CLOCK_MISCOUNT,	/* clock updates that found the woken-task count below 0 (a bookkeeping defect) */
-	VRQ_STAT_SHORT_RUN_WAIT,	/* short runners queued again that counted as woken tasks (--short-run-us) */
+	VRQ_STAT_CLOCK_MISCOUNT,	/* clock updates that found the latency-waiter count below 0 (a bookkeeping
+					 * defect) */
+	VRQ_STAT_SHORT_RUN_WAIT,	/* short runners queued again that counted as latency waiters (--short-run-us) */
 	VRQ_STAT_SHORT_RUN_RENEW,	/* short runners' runs ended with less slice than their average run: renewed */
 	VRQ_STAT_TURN_OVER_DISPATCH,	/* a turn over when its task competed again in dispatch: renewed there */
 	VRQ_STAT_UNDER_SHARE,		/* woken under its CPU share: placed first (--under-share-first) */
-	VRQ_STAT_PREEMPT_DIRECT,	/* local preemptions by inserting the woken task on this CPU (no kick) */
+	VRQ_STAT_PREEMPT_DIRECT,	/* a local preemption without a kick: the woken task inserted on this CPU
+					 * with SCX_ENQ_PREEMPT */
 	VRQ_STAT_CPU_ONLINE,		/* CPUs that came on line while loaded (no restart) */
 	VRQ_STAT_CPU_OFFLINE,		/* CPUs that went off line while loaded (no restart) */
+	/* cgroup weights (--group-accounting cgroup) */
+	VRQ_STAT_CGROUP_STRETCHED,	/* deadlines given a cgroup stretch of more than one offset (a cgroup under a full share) */
+	VRQ_STAT_CGROUP_LAGGED,		/* deadlines brought earlier because their cgroup was behind in virtual time */
+	VRQ_STAT_CGROUP_MOVE,		/* tasks moved between cgroups */
+	VRQ_STAT_CGROUP_INIT,		/* cgroups created (or found at load) */
+	VRQ_STAT_CGROUP_EXIT,		/* cgroups removed */
+	VRQ_STAT_CGROUP_UNTRACKED,	/* cgroups beyond the table's room: their tasks count as the root's */
+	VRQ_STAT_CGROUP_IDLE_RUN,	/* renewals of tasks in a cpu.idle cgroup: they compete as SCHED_IDLE tasks */
+	/* higher scheduling classes (real-time, deadline) taking CPUs */
+	VRQ_STAT_CPU_RELEASED,		/* a CPU taken by a higher class: its local queue handed back (cpu_release) */
+	VRQ_STAT_CPU_REACQUIRED,	/* ... and given back to scx_vrq (cpu_acquire) */
+	VRQ_STAT_REENQUEUED,		/* tasks handed back from a taken CPU's local queue, queued again to run elsewhere */
 	VRQ_NR_STATS,
 };
 
@@ -150,7 +172,7 @@ struct vrq_stats {
 /*
  * Latency histograms, one slot of the `lat_hists` per-CPU array each (each CPU counts into its own, no
  * atomics; the loader sums them): how long tasks waited until they ran -- after a wake-up, or after
- * being descheduled still runnable (preempted, slice used up) -- and how long each run lasted, per
+ * being descheduled still runnable (preempted, slice used up) -- and how long each turn lasted, per
  * class of task, in log2 buckets of microseconds (vrq_hist_bucket() in policy.h):
  * bucket 0 is < 1 us, bucket b (1..VRQ_HIST_BUCKETS-2) is [2^(b-1), 2^b) us, the last one is 2^24 us
  * (16.8 s) and more.
@@ -158,7 +180,7 @@ struct vrq_stats {
 enum vrq_lat_class {
 	VRQ_LAT_NORMAL		= 0,	/* SCHED_NORMAL user tasks */
 	VRQ_LAT_BATCH		= 1,	/* SCHED_BATCH user tasks */
-	VRQ_LAT_IDLE		= 2,	/* SCHED_IDLE user tasks */
+	VRQ_LAT_SCHED_IDLE	= 2,	/* SCHED_IDLE user tasks */
 	VRQ_LAT_KTHREAD		= 3,	/* kernel threads, whatever their policy */
 	VRQ_NR_LAT_CLASSES	= 4,
 };
@@ -170,13 +192,13 @@ enum vrq_lat_consts {
 struct vrq_lat_hists {
 	u64 wake[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* woken (runnable) -> running */
 	u64 requeue[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];	/* descheduled still runnable -> running */
-	u64 run[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* running -> stopping */
+	u64 turn[VRQ_NR_LAT_CLASSES][VRQ_HIST_BUCKETS];		/* running -> stopping: turns */
 };
 
 /* Per-queue state, read by the loader for queue-depth stats. */
 struct vrq_queue {
 	u64 niffies;		/* this queue's own monotonic clock (RQ niffies) */
-	u64 idle_scan_at;	/* last time this queue was searched for starved SCHED_IDLE tasks */
+	u64 sched_idle_scan_at;	/* last time this queue was searched for starved SCHED_IDLE tasks */
 	u64 nr_queued;		/* depth seen at the last dispatch from it */
 	u64 max_queued;		/* deepest it has been */
 };

@@ -31,8 +31,8 @@ u64 clock_waiting;
  * and starts a new generation (waiters_gen): a task counted before the reset is not uncounted after it.
  * Without the generation a reset could drive the count below 0 for as long as the queues then stayed
  * busy: the queues it reads do not hold a woken task that dispatch has already moved to a CPU's local
- * queue, which was uncounted from the new zero when it ran -- and at -1 one woken task waiting counts as
- * none. The counter clockmiscount (updates that found the count below 0) tells; the suite checks it.
+ * queue, which was uncounted from the new zero when it ran -- and at -1 one latency waiter counts as
+ * none. The counter clock_miscount (updates that found the count below 0) tells; the suite checks it.
  */
 s64 latency_waiters;
 u64 waiters_gen;
@@ -140,7 +140,7 @@ __noinline int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 n
 		return 0;
 	/* its own offset as at its last renewal (nice, group, depth; clock time, so the same at any
 	 * rate): no group lookup on every wake-up */
-	base_offset = vrq_nice0_offset(vrq_offset_slice(slice, rr_interval_ns, clock_rate));
+	base_offset = vrq_nice0_offset(vrq_clock_slice(slice, rr_interval_ns, clock_rate));
 	tctx->deadline = vrq_under_share_deadline(tctx->deadline, niffies, tctx->offset, base_offset);
 	stat_inc(VRQ_STAT_UNDER_SHARE);
 	return 0;
@@ -148,7 +148,7 @@ __noinline int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 n
 
 /*
  * Target latency, for a woken task that waits and preempted nobody: the longest turn under way on the
- * CPUs it may use ends now if it has lasted the turn at the rate the woken tasks waiting set -- what it
+ * CPUs it may use ends now if it has lasted the turn at the rate the latency waiters set -- what it
  * would have been given, had it begun while they waited. The kick makes its task compete again in
  * dispatch, which counts the slice used up (end_turn_if_over), so it competes with a new deadline.
  */
@@ -167,7 +167,7 @@ __hidden int end_longest_turn(s32 longest_cpu, u64 longest_since)
 
 /*
  * Target latency: @p, still runnable, competes for its CPU again or leaves it while latency waiters wait,
- * after a run as long as the turn their wait sets (vrq_turn_over; end_longest_turn's kick, or a deadline
+ * after a turn as long as the one their wait sets (vrq_turn_over; end_longest_turn's kick, or a deadline
  * preemption): its slice is used up, so it gets a new deadline now instead of going on with the old one.
  * Kernel threads keep rr_interval (vrq_task_slice). True if it did.
  */
@@ -177,7 +177,7 @@ __hidden bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tc
 
 	if (!target_latency_ns || !(cctx = cpu_ctx_of(cpu)) || (p->flags & PF_KTHREAD) || tctx->time_slice <= 0)
 		return false;
-	if (!vrq_turn_over(now - cctx->run_started, rr_interval_ns, latency_waiters_rate()))
+	if (!vrq_turn_over(now - cctx->turn_started, rr_interval_ns, latency_waiters_rate()))
 		return false;
 	tctx->time_slice = 0;
 	return true;
@@ -186,8 +186,9 @@ __hidden bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tc
 /*
  * Short runners: @p's run ends when it sleeps, or when a task it woke preempts it here (a request
  * queue's hand-off: the worker would have slept but for the preemption). Average it, start a new one.
- * With --short-run-renew, a slice left shorter than that average counts as used up (vrq_renew_short_run):
- * the deadline's renewal (at its sleep, or its enqueue) gives the next run a whole slice.
+ * With --short-run-renew, a slice left shorter than that average counts as used up
+ * (vrq_should_renew_short_run): the deadline's renewal (at its sleep, or its enqueue) gives the next run
+ * a whole slice.
  */
 __hidden int end_run(struct task_ctx *tctx __tctx, s32 cpu, bool runnable)
 {
@@ -197,7 +198,7 @@ __hidden int end_run(struct task_ctx *tctx __tctx, s32 cpu, bool runnable)
 		return 0;
 	tctx->avg_run_ns = vrq_run_avg(tctx->avg_run_ns, tctx->run_ns);
 	tctx->run_ns = 0;
-	if (short_run_renew && vrq_renew_short_run(tctx->time_slice, tctx->avg_run_ns, short_run_ns)) {
+	if (short_run_renew && vrq_should_renew_short_run(tctx->time_slice, tctx->avg_run_ns, short_run_ns)) {
 		tctx->time_slice = 0;
 		stat_inc(VRQ_STAT_SHORT_RUN_RENEW);
 	}

@@ -19,26 +19,29 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-/* Knobs, set by the loader before load (src/cli.rs: their flags; the defaults here are the same). */
-const volatile u32 queue_mode = VRQ_QUEUE_LLC;
+/*
+ * Knobs, set by the loader before load (src/cli.rs: their flags; the defaults here are the same). Each is
+ * named as its flag in snake_case, a time in ns where the flag gives ms or us (a Rust test checks it).
+ */
+const volatile u32 queue = VRQ_QUEUE_LLC;
 const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 2ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS: rr_interval however many wait) */
 const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
-const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as woken (0: off) */
+const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as latency waiters (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
 const volatile bool under_share_first = true;	/* a task waking under its CPU share goes first */
-const volatile u32 wake_credit_pct = 50;		/* 0: off (BFS: a passed deadline renews from now) */
+const volatile u32 wake_credit = 0;		/* % of the offset; 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
-const volatile u32 group_mode = VRQ_GROUP_SESSION;
+const volatile u32 group_accounting = VRQ_GROUP_SESSION;
 const volatile bool fork_depth_penalty = false;
-const volatile u32 freq_threshold_pct = 0;		/* 0: frequency-blind CPU selection */
+const volatile u32 freq_threshold = 0;		/* % of the maximum performance; 0: frequency-blind CPU selection */
 const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
-const volatile bool sticky_tasks = false;
+const volatile bool sticky = false;
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 /* 1 for each CPU on line when the loader read the topology: only those have a cpu_topo entry */
@@ -46,7 +49,7 @@ const volatile u8 cpu_in_topology[VRQ_MAX_CPUS];
 
 /*
  * ops.select_cpu: a task wakes (or is forked, or execs); runs on the waker's CPU and returns the CPU the
- * task goes to. Steps: start the hand-offs to enqueue (wake.sync, delay.scaled_cpu); sync hand-off;
+ * task goes to. Steps: start the hand-offs to enqueue (wake_sync, delay.scaled_cpu); sync hand-off;
  * else look for an idle CPU (pick_idle_cpu): a scaled one passed over for delayed migration sends the
  * task to the waker (enqueue follows there), a claimed one gets the task straight into its local DSQ
  * (enqueue is not called); none: the previous CPU, and enqueue follows. Writes the task's deadline and
@@ -58,7 +61,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	if (!tctx)
 		return prev_cpu;
-	tctx->wake.sync = !!(wake_flags & SCX_WAKE_SYNC);
+	tctx->wake_sync = !!(wake_flags & SCX_WAKE_SYNC);
 	tctx->delay.scaled_cpu = -1;
 	return select_cpu_for(p, tctx, prev_cpu, wake_flags);
 }
@@ -66,9 +69,9 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 /*
  * ops.enqueue: @p must be queued -- select_cpu found no idle CPU, or it was preempted or its slice ended
  * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
- * keep its CPU. Steps: take the wake-up hand-off (wake.sync); ready it (ready_to_queue); SCX_ENQ_LAST:
+ * keep its CPU. Steps: take the wake-up hand-off (wake_sync); ready it (ready_to_queue); SCX_ENQ_LAST:
  * keep it on its CPU (keep_on_cpu); else insert it into its CPU's queue by priodl; delayed migration
- * (hold_for_delay); a task still running with slice left needs no CPU; else find_cpu_for. Reads
+ * (hold_for_delay); a task still running with slice left needs no CPU; else kick_idle_or_preempt. Reads
  * delay.scaled_cpu (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
  * delay.waker / delay.gen and the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
  */
@@ -85,7 +88,9 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_inc(VRQ_STAT_ENQUEUE);
-	sync_wakeup = vrq_take_once(&tctx->wake.sync);
+	if (enq_flags & SCX_ENQ_REENQ)
+		stat_inc(VRQ_STAT_REENQUEUED);	/* handed back by a CPU a higher class took */
+	sync_wakeup = vrq_take_once(&tctx->wake_sync);
 	priodl = ready_to_queue(p, tctx, q, enq_flags & SCX_ENQ_WAKEUP);
 	if (enq_flags & SCX_ENQ_LAST) {
 		keep_on_cpu(tctx, cpu_ctx_of(cpu), priodl);
@@ -108,7 +113,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (scx_bpf_task_running(p) && p->scx.slice > 0)
 		return;
-	find_cpu_for(p, priodl, enq_flags & SCX_ENQ_WAKEUP, sync_wakeup);
+	kick_idle_or_preempt(p, priodl, enq_flags & SCX_ENQ_WAKEUP, sync_wakeup);
 }
 
 /*
@@ -129,7 +134,7 @@ static __always_inline void count_goidle(s32 cpu, struct task_struct *prev)
  * ops.dispatch: CPU @cpu needs a task (its task blocked, its slice ran out, or it was kicked); @prev is
  * the task that just ran (NULL if the CPU was idle). Reads every queue's head and @prev's task_ctx;
  * writes @prev's time_slice / last_charged / deadline (it competes), this CPU's scaled bit, the chosen
- * queue's depth figures and idle_scan_at of its own.
+ * queue's depth figures and sched_idle_scan_at of its own.
  */
 void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 {
@@ -139,8 +144,8 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 
 	if ((u32)cpu >= VRQ_MAX_CPUS)
 		return;
-	refresh_cpu_perf(cpu);
-	if (rescue_starved_idle(cpu, own, now))
+	update_cpu_perf(cpu);
+	if (rescue_starved_sched_idle(cpu, own, now))
 		return;
 	find_best_head(cpu, own, &best);
 	if (prev && prev_keeps_cpu(cpu, prev, own, &best))
@@ -154,8 +159,8 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 /*
  * ops.running: @p starts on its CPU. Steps: a task taken from another queue moves onto this CPU's clock
  * (refresh_deadline); start charging (last_charged); its wait ends (latency histograms); the hand-offs
- * that end with a run end (wake.sync, sticky_cpu, delay.waker / the waker's delay.pending); start the
- * run (start_run: run_seq, a shrunk slice and its timer) and publish its priodl (running_priodl).
+ * that end with a turn end (wake_sync, sticky_cpu, delay.waker / the waker's delay.pending); start the
+ * turn (start_turn: turn_seq, a shrunk slice and its timer) and publish its priodl (running_priodl).
  */
 void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 {
@@ -169,13 +174,15 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_charge(tctx, tctx->last_charged, true);
 	lat_wait_ends(p, tctx, tctx->last_charged);
-	tctx->wake.sync = 0;		/* that wake-up is over, enqueued or not */
+	tctx->wake_sync = 0;		/* that wake-up is over, enqueued or not */
 	uncount_latency_waiter(tctx);
 	sticky_ends(tctx, cpu);
 	delayed_task_runs(tctx);
 	if (cctx)
-		start_run(p, tctx, cpu, q);
+		start_turn(p, tctx, cpu, q);
 	set_running_priodl(cctx, task_priodl(p, tctx));
 }
 
@@ -197,7 +204,9 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	advance_niffies(q);
 	if (tctx)
 		charge_slice(tctx, now);
-	refresh_cpu_perf(cpu);
+	if (tctx && group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_charge(tctx, now, false);
+	update_cpu_perf(cpu);
 	if (migration_delay_ns)
 		delay_tick(cpu, now);
 	if (tctx && p->scx.slice == 0 && !anything_waiting())
@@ -208,7 +217,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
  * Steps: charge its time_slice; with a target latency, a turn over uses up its slice
  * (end_turn_if_over); its run for the short-runner rule ends if it sleeps or its wakee preempted it
- * (end_run); its run ends for the latency histograms (lat); asleep with its slice used up:
+ * (end_run); its turn ends for the latency histograms (lat); asleep with its slice used up:
  * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
  * (running_priodl 0).
  */
@@ -222,10 +231,12 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 now = scx_bpf_now();
 
 		charge_slice(tctx, now);
+		if (group_accounting == VRQ_GROUP_CGROUP)
+			cgroup_charge(tctx, now, false);
 		if (runnable)
 			end_turn_if_over(p, tctx, cpu, now);
 		end_run(tctx, cpu, runnable);
-		lat_run_ends(p, tctx, now, runnable);
+		lat_turn_ends(p, tctx, now, runnable);
 		renew_before_sleep(p, tctx, runnable);
 		if (!runnable)
 			tctx->slept_at = now;
@@ -274,7 +285,9 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, scx_bpf_now() - tctx->slept_at);
 		tctx->slept_at = 0;
 	}
-	if (group_mode != VRQ_GROUP_OFF)
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_runnable(tctx);
+	else if (group_accounting != VRQ_GROUP_OFF)
 		group_runnable_add(p, tctx);
 }
 
@@ -287,7 +300,9 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!(tctx = task_ctx_of(p)))
 		return;
 	uncount_latency_waiter(tctx);
-	if (group_mode != VRQ_GROUP_OFF && tctx->group)
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_quiescent(tctx);
+	else if (group_accounting != VRQ_GROUP_OFF && tctx->group)
 		group_quiescent(tctx);
 }
 /*
@@ -310,6 +325,8 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->delay.waker = -1;
 	tctx->delay.scaled_cpu = -1;
 	tctx->sticky.sticky_cpu = -1;
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_task_init(tctx, args);
 	return 0;
 }
 /*
@@ -359,6 +376,58 @@ void BPF_STRUCT_OPS(vrq_cpu_offline, s32 cpu)
 	stat_inc(VRQ_STAT_CPU_OFFLINE);
 }
 
+/*
+ * cgroups (--group-accounting cgroup; cgroup.bpf.c). The kernel calls these whatever the mode; other
+ * modes keep no cgroup state. A cgroup_init that fails would fail the cgroup's creation: it never does.
+ */
+s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	bool idle = false;
+
+	if (group_accounting != VRQ_GROUP_CGROUP)
+		return 0;
+	if (bpf_core_field_exists(args->sched_idle))	/* cpu.idle reaches sched_ext from 6.19 on */
+		idle = BPF_CORE_READ(args, sched_idle);
+	return cgroup_node_init(cgrp, args->weight, idle);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_exit, struct cgroup *cgrp)
+{
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_node_exit(cgrp);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
+{
+	struct task_ctx *tctx;
+
+	if (group_accounting == VRQ_GROUP_CGROUP && (tctx = task_ctx_of(p)))
+		cgroup_task_moved(tctx, to);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_node_set_weight(cgrp, weight);
+}
+
+void BPF_STRUCT_OPS(vrq_cgroup_set_idle, struct cgroup *cgrp, bool idle)
+{
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_node_set_idle(cgrp, idle);
+}
+
+/* A higher class (real-time, deadline) takes a CPU, and gives it back (cpu_release.bpf.c). */
+void BPF_STRUCT_OPS(vrq_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	cpu_released(cpu);
+}
+
+void BPF_STRUCT_OPS(vrq_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
+{
+	cpu_reacquired(cpu);
+}
+
 void BPF_STRUCT_OPS(vrq_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -377,6 +446,13 @@ SCX_OPS_DEFINE(vrq_ops,
 	       .init_task	= (void *)vrq_init_task,
 	       .cpu_online	= (void *)vrq_cpu_online,
 	       .cpu_offline	= (void *)vrq_cpu_offline,
+	       .cpu_release	= (void *)vrq_cpu_release,
+	       .cpu_acquire	= (void *)vrq_cpu_acquire,
+	       .cgroup_init	= (void *)vrq_cgroup_init,
+	       .cgroup_exit	= (void *)vrq_cgroup_exit,
+	       .cgroup_move	= (void *)vrq_cgroup_move,
+	       .cgroup_set_weight = (void *)vrq_cgroup_set_weight,
+	       .cgroup_set_idle	= (void *)vrq_cgroup_set_idle,
 	       .init		= (void *)vrq_init,
 	       .exit		= (void *)vrq_exit,
 	       .timeout_ms	= VRQ_WATCHDOG_MS,

@@ -7,11 +7,11 @@
  */
 #include "vrq.bpf.h"
 
-/* What find_cpu_for learns from the CPUs a queued task may use, when none of them is idle. */
+/* What kick_idle_or_preempt learns from the CPUs a queued task may use, when none of them is idle. */
 struct busy_cpus {
 	u64 latest_priodl;	/* the latest running_priodl among them (BFS try_preempt's victim) ... */
 	s32 latest_cpu;		/* ... and its CPU (-1: none) */
-	u64 longest_since;	/* the earliest start of a run under way among them ... */
+	u64 longest_since;	/* the earliest start of a turn under way among them ... */
 	s32 longest_cpu;	/* ... and its CPU (-1: none) */
 };
 
@@ -51,8 +51,8 @@ static bool kick_idle_or_survey(struct task_struct *p, struct busy_cpus *busy, b
 			busy->latest_priodl = cctx->running_priodl;
 			busy->latest_cpu = cpu;
 		}
-		if (cctx->run_started < busy->longest_since) {
-			busy->longest_since = cctx->run_started;
+		if (cctx->turn_started < busy->longest_since) {
+			busy->longest_since = cctx->turn_started;
 			busy->longest_cpu = cpu;
 		}
 	}
@@ -74,7 +74,6 @@ static __always_inline bool preempts_local(struct task_struct *p, u64 priodl, s3
 static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
 {
 	local_ctx->waker_preempted = 1;
-	stat_inc(VRQ_STAT_PREEMPT_KICK);
 	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 }
 
@@ -82,7 +81,7 @@ static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
  * A woken task found no idle CPU: BFS try_preempt -- preempt the allowed CPU running the latest
  * running_priodl if the waking task's priodl is earlier (--preempt-local: this CPU first, if it may);
  * failing that, with a target latency, end the longest turn that has run its course. @sync_wakeup: the
- * wake.sync hand-off, which never preempts (nor does SCHED_BATCH).
+ * wake_sync hand-off, which never preempts (nor does SCHED_BATCH).
  */
 static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wakeup, const struct busy_cpus *busy)
 {
@@ -90,13 +89,14 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 	struct cpu_ctx *local_ctx = cpu_ctx_of(local);
 
 	if (!vrq_may_preempt(p->policy, sync_wakeup)) {
-		stat_inc(VRQ_STAT_BATCH_NO_PREEMPT);
+		stat_inc(VRQ_STAT_NO_PREEMPT);
 		return;
 	}
 	if (!may_kick())
 		return;
 	if (preempts_local(p, priodl, local, local_ctx)) {
 		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
+		stat_inc(VRQ_STAT_PREEMPT_KICK);
 		count_local_preemption(local_ctx);
 		return;
 	}
@@ -132,7 +132,8 @@ __hidden bool preempt_local_direct(struct task_struct *p __task, struct task_ctx
 	    !vrq_may_preempt(p->policy, sync_wakeup))
 		return false;
 	local_ctx = cpu_ctx_of(cpu);
-	if (!preempts_local(p, priodl, cpu, local_ctx))
+	/* a CPU a higher class holds runs nothing of its local DSQ until it comes back */
+	if (!preempts_local(p, priodl, cpu, local_ctx) || local_ctx->released)
 		return false;
 	head = __COMPAT_scx_bpf_dsq_peek(q);
 	if (head && head->scx.dsq_vtime < priodl)
@@ -147,7 +148,7 @@ __hidden bool preempt_local_direct(struct task_struct *p __task, struct task_ctx
  * Enqueue, last step: a task was queued (select_cpu found no idle CPU, or it was not woken through
  * select_cpu). Wake an idle CPU that may run it; else, if it woke, preempt for it (preempt_for_wakeup).
  */
-__hidden int find_cpu_for(struct task_struct *p __task, u64 priodl, bool wakeup, bool sync_wakeup)
+__hidden int kick_idle_or_preempt(struct task_struct *p __task, u64 priodl, bool wakeup, bool sync_wakeup)
 {
 	struct busy_cpus busy = { .latest_cpu = -1, .longest_since = ~0ULL, .longest_cpu = -1 };
 

@@ -128,7 +128,7 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 {
 	struct pick r = { .cpu = -1, .dist = VRQ_DIST_ANY, .scaled_cpu = -1 };
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
-	bool freq_aware = freq_threshold_pct != 0;
+	bool freq_aware = freq_threshold != 0;
 	const struct cpumask *perf_cpus, *search;
 	struct perf_masks *pm = NULL;
 	u32 zero = 0, i, dist, perf;

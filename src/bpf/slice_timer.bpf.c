@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq's slice timer: a slice shrunk below the tick by a long queue (--max-round-ms) or a target
- * latency ends on time (one BPF timer per CPU, armed for shrunk slices only), and every run's start
- * (start_run) is recorded for it and for the target latency's longest turn.
+ * scx_vrq's slice timer: a slice shrunk below the tick by a long queue (--max-round-ms) or shortened by
+ * the target latency ends on time (one BPF timer per CPU, armed only for slices shorter than
+ * rr_interval), and every turn's start (start_turn) is recorded for it and for the target latency's
+ * longest turn.
  */
 #include "vrq.bpf.h"
 
@@ -10,7 +11,7 @@
  * One timer per CPU to end slices shorter than the scheduler tick. sched_ext ends a slice only on a
  * tick (4 ms at HZ=250); when a long queue shrinks the slice below rr_interval (--max-round-ms), a
  * round would otherwise still cost a tick per task -- 10,000 tasks on 2 CPUs, 20 s, past the
- * watchdog. Armed only for shrunk slices, so the normal case costs nothing.
+ * watchdog. Armed only for slices shorter than rr_interval, so the normal case costs nothing.
  */
 struct slice_timer {
 	struct bpf_timer timer;
@@ -23,12 +24,12 @@ struct {
 	__type(value, struct slice_timer);
 } slice_timers SEC(".maps");
 
-/* The slice of the run it was armed for is over: make that CPU reschedule, if it is still that run. */
+/* The slice of the turn it was armed for is over: make that CPU reschedule, if it is still that turn. */
 static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(*key);
 
-	if (cctx && cctx->timer_seq == cctx->run_seq && may_kick()) {
+	if (cctx && cctx->timer_seq == cctx->turn_seq && may_kick()) {
 		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
 		stat_inc(VRQ_STAT_SLICE_TIMER);
 	}
@@ -36,13 +37,14 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 }
 
 /*
- * Start this CPU's (@cpu's) next run (its cpu_ctx's run_seq). While the queue is long, a slice is shrunk
- * (--max-round-ms) and must be ended by the slice timer: sched_ext would end it only on the next tick. A slice given while
- * the queue was still short (a crowd woken at once) is cut to what the queue allows now, or the first
- * round would last as long as a fixed slice makes it. While the queue is short, ordinary slices and
+ * Start this CPU's (@cpu's) next turn (its cpu_ctx's turn_seq). While the queue is long, a slice is
+ * shrunk (--max-round-ms), or shortened by the target latency, and must be ended by the slice timer:
+ * sched_ext would end it only on the next tick. A slice given while the queue was still short (a crowd
+ * woken at once) is cut to what the queue allows now, or the first round would last as long as a fixed
+ * slice makes it. While the queue is short, ordinary slices and
  * their remainders end on the tick, as the deadlines assume.
  */
-__hidden int start_run(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q)
+__hidden int start_turn(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q)
 {
 	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
 	struct slice_timer *st;
@@ -51,18 +53,18 @@ __hidden int start_run(struct task_struct *p __task, struct task_ctx *tctx __tct
 
 	if (!cctx)
 		return 0;
-	cctx->run_seq++;
+	cctx->turn_seq++;
 	cctx->waker_preempted = 0;
-	cctx->run_started = tctx->last_charged;
+	cctx->turn_started = tctx->last_charged;
 	slice = task_slice(p, q, scx_bpf_dsq_nr_queued(q), clock_rate, NULL);
 	if (slice >= rr_interval_ns)
 		return 0;
 	if (p->scx.slice > slice) {
 		p->scx.slice = slice;
 		tctx->time_slice = slice;
-		stat_inc(VRQ_STAT_SLICE_SHRUNK);
+		stat_inc(VRQ_STAT_TURN_START_CUT);
 	}
-	cctx->timer_seq = cctx->run_seq;
+	cctx->timer_seq = cctx->turn_seq;
 	if ((st = bpf_map_lookup_elem(&slice_timers, &key)))
 		bpf_timer_start(&st->timer, p->scx.slice, BPF_F_TIMER_CPU_PIN);
 	return 0;

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * scx_vrq's statistics: the counters (one per-CPU array slot each, enum vrq_stat in intf.h; every file
- * counts through stat_inc / stat_add in helpers.bpf.h) and the wait and run-length histograms the
+ * counts through stat_inc / stat_add in helpers.bpf.h) and the wait and turn-length histograms the
  * loader reads (struct vrq_lat_hists), with the callbacks' steps that record them.
  */
 #include "vrq.bpf.h"
 
 /*
- * Wait and run-length histograms (struct vrq_lat_hists, intf.h), always on. VRQ_LAT_HIST=0 at build
+ * Wait and turn-length histograms (struct vrq_lat_hists, intf.h), always on. VRQ_LAT_HIST=0 at build
  * time compiles the recording out (the map stays, all zero): only to measure what it costs.
  */
 #ifndef VRQ_LAT_HIST
@@ -23,7 +23,7 @@ struct {
 
 #if VRQ_LAT_HIST
 /*
- * Count the time from @since to @now in this CPU's histogram @kind (0 wake, 1 requeue, 2 run) of @p's
+ * Count the time from @since to @now in this CPU's histogram @kind (0 wake, 1 requeue, 2 turn) of @p's
  * latency class. Signed: @since may come from another CPU's clock, a little ahead of this one.
  */
 static __always_inline void lat_record(const struct task_struct *p, u32 kind, u64 since, u64 now)
@@ -40,7 +40,7 @@ static __always_inline void lat_record(const struct task_struct *p, u32 kind, u6
 	else if (kind == 1)
 		h->requeue[cls][b]++;
 	else
-		h->run[cls][b]++;
+		h->turn[cls][b]++;
 }
 #endif
 
@@ -51,18 +51,18 @@ __hidden int lat_wait_ends(struct task_struct *p __task, struct task_ctx *tctx _
 	if (tctx->lat.wait_since)
 		lat_record(p, tctx->lat.wait_requeue, tctx->lat.wait_since, now);
 	tctx->lat.wait_since = 0;
-	tctx->lat.run_since = now;
+	tctx->lat.turn_since = now;
 #endif
 	return 0;
 }
 
-/* Latency histograms: @p's run ends at @now; still @runnable, it waits from now until it runs again. */
-__hidden int lat_run_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now, bool runnable)
+/* Latency histograms: @p's turn ends at @now; still @runnable, it waits from now until it runs again. */
+__hidden int lat_turn_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now, bool runnable)
 {
 #if VRQ_LAT_HIST
-	if (tctx->lat.run_since)
-		lat_record(p, 2, tctx->lat.run_since, now);
-	tctx->lat.run_since = 0;
+	if (tctx->lat.turn_since)
+		lat_record(p, 2, tctx->lat.turn_since, now);
+	tctx->lat.turn_since = 0;
 	tctx->lat.wait_since = runnable ? now : 0;
 	tctx->lat.wait_requeue = 1;
 #endif
@@ -73,7 +73,7 @@ __hidden int lat_run_ends(struct task_struct *p __task, struct task_ctx *tctx __
  * Latency histograms: @p's wake-up wait begins -- only if no wait is under way, and as a requeued wait
  * for the running task: runnable also follows a change of a task's nice or affinity (dequeued and
  * queued again), which continues the wait of a waiting task, and for the running task comes between a
- * stopping() and a running() -- no wake-up. (Every run still follows one recorded wait.)
+ * stopping() and a running() -- no wake-up. (Every turn still follows one recorded wait.)
  */
 __hidden int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx)
 {

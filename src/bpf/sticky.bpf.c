@@ -14,7 +14,7 @@
  */
 __hidden bool sticky_elsewhere(struct task_ctx *hctx, u32 q, u32 own)
 {
-	if (!sticky_tasks || q == own)
+	if (!sticky || q == own)
 		return false;
 	return hctx && hctx->sticky.sticky_cpu >= 0 && queue_of_cpu(hctx->sticky.sticky_cpu) == q &&
 	       vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), online_cpus_of_queue(q),
@@ -37,7 +37,7 @@ __hidden int sticky_ends(struct task_ctx *tctx __tctx, s32 cpu)
  */
 __hidden int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable)
 {
-	if (sticky_tasks && runnable && !tctx->sticky.yielded) {
+	if (sticky && runnable && !tctx->sticky.yielded) {
 		tctx->sticky.sticky_cpu = scx_bpf_task_cpu(p);
 		stat_inc(VRQ_STAT_STICKY_SET);
 	}

@@ -23,7 +23,7 @@
 #include "policy.h"
 
 /* Knobs, set by the loader before load (src/cli.rs: their flags); defined in main.bpf.c. */
-extern const volatile u32 queue_mode;
+extern const volatile u32 queue;
 extern const volatile u64 rr_interval_ns;
 extern const volatile u64 min_slice_ns;
 extern const volatile u64 max_round_ns;
@@ -32,16 +32,16 @@ extern const volatile u64 target_floor_ns;
 extern const volatile u64 short_run_ns;
 extern const volatile bool short_run_renew;
 extern const volatile bool under_share_first;
-extern const volatile u32 wake_credit_pct;
+extern const volatile u32 wake_credit;
 extern const volatile bool sync_handoff;
 extern const volatile bool preempt_local;
 extern const volatile u64 idle_bound_ns;
 extern const volatile u32 yield_type;
-extern const volatile u32 group_mode;
+extern const volatile u32 group_accounting;
 extern const volatile bool fork_depth_penalty;
-extern const volatile u32 freq_threshold_pct;
+extern const volatile u32 freq_threshold;
 extern const volatile u64 migration_delay_ns;
-extern const volatile bool sticky_tasks;
+extern const volatile bool sticky;
 extern const volatile u32 nr_cpus;
 extern const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 extern const volatile u8 cpu_in_topology[VRQ_MAX_CPUS];
@@ -148,10 +148,10 @@ s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx __tctx, s
 /* preempt.bpf.c: waking an idle CPU or preempting one for a queued task */
 bool preempt_local_direct(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 priodl,
 			  bool sync_wakeup, u64 enq_flags);
-int find_cpu_for(struct task_struct *p __task, u64 priodl, bool wakeup, bool sync_wakeup);
+int kick_idle_or_preempt(struct task_struct *p __task, u64 priodl, bool wakeup, bool sync_wakeup);
 
 /* dispatch.bpf.c: a CPU looks for work */
-bool rescue_starved_idle(s32 cpu, u32 q, u64 now);
+bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now);
 int find_best_head(s32 cpu, u32 own, struct best_head *best);
 bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best);
 bool take_best(u32 own, const struct best_head *best);
@@ -163,7 +163,7 @@ int group_quiescent(struct task_ctx *tctx __tctx);
 u32 fork_depth_of(struct task_struct *p __task);
 
 /* freq.bpf.c: frequency-aware selection */
-int refresh_cpu_perf(s32 cpu);
+int update_cpu_perf(s32 cpu);
 
 /* delay.bpf.c: delayed migration */
 bool delay_may_apply(struct task_struct *p __task, s32 waker, u64 wake_flags);
@@ -180,10 +180,10 @@ int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool
 /* stats.bpf.c: latency histograms */
 int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx);
 int lat_wait_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
-int lat_run_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now, bool runnable);
+int lat_turn_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now, bool runnable);
 
 /* slice_timer.bpf.c: slices shorter than the tick */
-int start_run(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q);
+int start_turn(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q);
 s32 init_slice_timers(void);
 
 /* init.bpf.c: queues and topology at load */
@@ -193,5 +193,21 @@ s32 init_perf_masks(void);
 
 /* hotplug.bpf.c */
 int cpu_goes(s32 cpu, bool online);
+
+/* cgroup.bpf.c: cgroup weights (--group-accounting cgroup) */
+s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, u32 weight, bool idle);
+int cgroup_node_exit(struct cgroup *cgrp __arg_trusted);
+int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weight);
+int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle);
+int cgroup_runnable(struct task_ctx *tctx __tctx);
+int cgroup_quiescent(struct task_ctx *tctx __tctx);
+int cgroup_task_moved(struct task_ctx *tctx __tctx, struct cgroup *to __arg_trusted);
+int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
+int cgroup_charge(struct task_ctx *tctx, u64 now, bool start);
+u64 cgroup_stretch(struct task_ctx *tctx, u64 offset_slice_ns, u64 slice_ns, u64 rate);
+
+/* cpu_release.bpf.c: higher classes taking CPUs */
+int cpu_released(s32 cpu);
+int cpu_reacquired(s32 cpu);
 
 #endif /* __VRQ_BPF_H */

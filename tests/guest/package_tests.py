@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ["VRQ_BIN"] = "/usr/bin/scx_vrq"
 from vrqtest import (OUT, Results, Stats, dmesg_len, ejections, load_bound, log, scx_ops, scx_state, start_hog,
                      stats_ready, stop_all, wait_for)

@@ -23,9 +23,9 @@ from vrqtest import (HOG, POLICY_SIM, REPO, SCX_VRQ, Results, Scheduler, Stats, 
                      scx_ops, scx_state, start_hog, stop_all, wait_started)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
-            "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any", "sel_busy",
-            "new_deadlines", "idle_bound", "slice_shrunk", "niffies_rebase", "goidle_idle",
-            "goidle_blocked", "goidle_needother", "max_queued")
+            "preempt_direct", "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any",
+            "sel_busy", "renewals", "sched_idle_rescues", "renewal_shrunk", "remainder_cut", "turn_start_cut",
+            "niffies_rebase", "goidle_idle", "goidle_blocked", "goidle_needother", "max_queued")
 
 
 def summary(stats):
@@ -74,16 +74,16 @@ def counters_while(stats, procs, settle, secs):
 
 def test_lone_task(r, sched, mode, secs=3):
     """A CPU hog with nothing else waiting keeps its CPU: its slice is renewed on the tick, with no
-    trip through schedule() and dispatch to pick it again (slice_renewed, not keep_last)."""
+    trip through schedule() and dispatch to pick it again (renewed_on_tick, not keep_last)."""
     with Stats() as stats:
         hog = start_hog()
         wait_started([hog])
         c = counters_while(stats, [hog], 0.5, secs)
-    renewed, kept = c.get("slice_renewed", 0), c.get("keep_last", 0)
+    renewed, kept = c.get("renewed_on_tick", 0), c.get("keep_last", 0)
     # (--queue cpu renews less: a task waiting on the other CPU's queue could be stolen, so it counts)
     r.check(f"{mode}/lone hog's slice renewed on the tick, not rescheduled", renewed >= 100 and renewed > kept,
-            f"slice_renewed={renewed} keep_last={kept} in {secs} s")
-    r.figure(f"{mode} lone hog {secs} s: slice_renewed={renewed} keep_last={kept}")
+            f"renewed_on_tick={renewed} keep_last={kept} in {secs} s")
+    r.figure(f"{mode} lone hog {secs} s: renewed_on_tick={renewed} keep_last={kept}")
 
 
 def test_stress(r, sched, mode, secs):
@@ -159,9 +159,9 @@ def test_idle_share(r, sched, mode, secs):
     share = run[1] / (sum(run) or 1)
     r.check(f"{mode}/SCHED_IDLE share < {IDLE_SHARE_MAX:.0%}", share < IDLE_SHARE_MAX, f"idle share {share:.5f}")
     r.check(f"{mode}/SCHED_IDLE not starved into the watchdog", sched.loaded() and run[1] > 0,
-            f"loaded={sched.loaded()} idle ran {run[1] / 1e6:.1f} ms, idle_bound={counters.get('idle_bound')}")
+            f"loaded={sched.loaded()} idle ran {run[1] / 1e6:.1f} ms, sched_idle_rescues={counters.get('sched_idle_rescues')}")
     r.figure(f"idle {mode}: SCHED_IDLE share {share:.4f} over {secs}s "
-             f"(normal {run[0] / 1e9:.2f}s, idle {run[1] / 1e6:.1f}ms, idle_bound uses {counters.get('idle_bound')})")
+             f"(normal {run[0] / 1e9:.2f}s, idle {run[1] / 1e6:.1f}ms, sched_idle_rescues {counters.get('sched_idle_rescues')})")
 
 
 def test_unload(r, sched, mode):
@@ -226,14 +226,14 @@ def test_group_accounting(r, secs):
             finally:
                 kill_groups([hog, tree])
         r.figure(f"group {mode}: a CPU hog beside {n} CPU-bound {'threads of one process' if mode == 'thread' else 'children of one session'} gets "
-                 f"{shares[mode]:.2f} of a CPU ({secs}s; group-scaled deadlines {c.get('group_scaled')})")
+                 f"{shares[mode]:.2f} of a CPU ({secs}s; group-stretched offsets {c.get('group_stretched')})")
     r.check("group/session: the hog keeps >= 80% of a CPU", shares["session"] >= 0.8, f"{shares['session']:.2f}")
     r.check("group/thread: the hog keeps >= 80% of a CPU", shares["thread"] >= 0.8, f"{shares['thread']:.2f}")
     r.check("group/off: plain BFS shares by task", shares["off"] < 0.5, f"{shares['off']:.2f}")
-    scaled, renewed = alone.get("group_scaled", 0), alone.get("new_deadlines", 0)
-    r.figure(f"group session: the tree alone, 2s: {scaled} of {renewed} new deadlines scaled")
-    r.check("group/session: a group alone is mostly ordered as without accounting (< 30% of its deadlines "
-            "stretched)", renewed > 0 and scaled < 0.3 * renewed, f"{scaled} of {renewed}")
+    stretched, renewed = alone.get("group_stretched", 0), alone.get("renewals", 0)
+    r.figure(f"group session: the tree alone, 2s: {stretched} of {renewed} renewals' offsets stretched")
+    r.check("group/session: a group alone is mostly ordered as without accounting (< 30% of its offsets "
+            "stretched)", renewed > 0 and stretched < 0.3 * renewed, f"{stretched} of {renewed}")
 
 
 def test_fork_depth_penalty(r, secs):
@@ -258,18 +258,18 @@ def test_fork_depth_penalty(r, secs):
                 kill_groups(procs)
         shares[on] = run[0] / (sum(run) or 1)
         r.figure(f"fork depth penalty {'on' if on else 'off'}: the shallow hog's share of its CPU beside one "
-                 f"4 forks deeper {shares[on]:.3f} ({secs}s; depth-scaled deadlines {c.get('depth_scaled')})")
+                 f"4 forks deeper {shares[on]:.3f} ({secs}s; depth-stretched offsets {c.get('depth_stretched')})")
     r.check("fork-depth/off: equal shares", 0.35 < shares[False] < 0.65, f"{shares[False]:.3f}")
     r.check("fork-depth/on: the deeper hog yields", shares[True] > 0.7, f"{shares[True]:.3f}")
 
 
 def test_target_latency(r, secs, target_ms=2):
-    """--target-latency-ms: the queues' clock speeds up only while a woken task waits. Two CPU hogs
+    """--target-latency-ms: the queues' clock speeds up only while latency waiters wait. Two CPU hogs
     pinned to one CPU never wake: their turns are BFS's, as the share model has them (the form that
     counted every waiting task shortened every one). A request/worker load (bench/src/reqlat: one
-    message thread waking 2 workers per CPU) has woken tasks waiting: turns are shortened or ended for
+    message thread waking 2 workers per CPU) has latency waiters: turns are shortened or ended for
     them. Short runners (--short-run-us, on by default): reqlat's workers, queued again with their
-    request half done, count as woken; the hogs never do; with --short-run-us 0 nothing does. Their
+    request half done, count as latency waiters; the hogs never do; with --short-run-us 0 nothing does. Their
     slices are renewed when a run ends with less left than their average run (--short-run-renew)."""
     cpu = nr_cpus() - 1
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
@@ -301,8 +301,8 @@ def test_target_latency(r, secs, target_ms=2):
         run_reqlat()
         c_renew_off = stats.read()
     miscounts = c_hogs.get("clock_miscount", 0) + c_req.get("clock_miscount", 0)
-    hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shrunk", "turn_ended")}
-    req_counts = {k: c_req.get(k, 0) for k in ("target_shrunk", "turn_ended")}
+    hog_counts = {k: c_hogs.get(k, 0) for k in ("target_shortened", "turn_ended")}
+    req_counts = {k: c_req.get(k, 0) for k in ("target_shortened", "turn_ended")}
     # The hogs take about secs / rr_interval turns. A kernel thread or the test's own tasks, woken while
     # they run, may shorten a few of them, as the rule says; counting every waiting task shortened all.
     turns = secs * 1000 // 6
@@ -310,9 +310,9 @@ def test_target_latency(r, secs, target_ms=2):
             sum(hog_counts.values()) < turns // 50, f"{hog_counts} in {secs} s")
     r.check(f"target {target_ms} ms/request-worker load: turns shortened or ended for woken tasks",
             sum(req_counts.values()) > 0, f"{req_counts} ({out})")
-    # The count of woken tasks waiting never goes below 0: at -1 one woken task waiting counted as none,
-    # and a saturated load ran with the target off until its queues next emptied.
-    r.check(f"target {target_ms} ms: the count of woken tasks waiting never below 0 at a clock update",
+    # The count of latency waiters never goes below 0: at -1 one latency waiter counted as none, and a
+    # saturated load ran with the target off until its queues next emptied.
+    r.check(f"target {target_ms} ms: the count of latency waiters never below 0 at a clock update",
             miscounts == 0, f"{miscounts} clock updates found it below 0")
     # Short runners: a hog's run passes --short-run-us (6 ms) in its first turn and never counts;
     # reqlat's workers (2 ms runs, each ended by the message thread they wake) count whenever they
@@ -471,30 +471,30 @@ def deepest_descendant(pid):
 
 
 def test_latency_histograms(r, mode, c):
-    """The wait and run-length histograms under the stress: normal tasks' waits and runs are counted,
-    each class's bucket counts add up to its count, and every run that ended was begun by a wait that
-    ended (they differ by at most the runs in progress at the two readings, two per CPU; the
+    """The wait and turn-length histograms under the stress: normal tasks' waits and turns are counted,
+    each class's bucket counts add up to its count, and every turn that ended was begun by a wait that
+    ended (they differ by at most the turns in progress at the two readings, two per CPU; the
     tasks that were running when the scheduler was loaded had no wait to end)."""
     lat = c.get("lat", {})
     normal = lat.get("normal", {})
-    r.check(f"{mode}/latency histograms: normal tasks' wake-up waits, requeued waits and runs counted",
-            normal.get("wake_n", 0) > 0 and normal.get("requeue_n", 0) > 0 and normal.get("run_n", 0) > 0,
-            f"normal={ {k: normal.get(k) for k in ('wake_n', 'requeue_n', 'run_n')} }")
+    r.check(f"{mode}/latency histograms: normal tasks' wake-up waits, requeued waits and turns counted",
+            normal.get("wake_n", 0) > 0 and normal.get("requeue_n", 0) > 0 and normal.get("turn_n", 0) > 0,
+            f"normal={ {k: normal.get(k) for k in ('wake_n', 'requeue_n', 'turn_n')} }")
     bad = [f"{cls}.{kind}: {sum(v.get(kind + '_hist', []))} != {v.get(kind + '_n')}"
-           for cls, v in lat.items() for kind in ("wake", "requeue", "run")
+           for cls, v in lat.items() for kind in ("wake", "requeue", "turn")
            if sum(v.get(kind + "_hist", [])) != v.get(kind + "_n")]
     r.check(f"{mode}/latency histograms: bucket counts add up to each count", lat and not bad, "; ".join(bad))
     waits = sum(v.get("wake_n", 0) + v.get("requeue_n", 0) for v in lat.values())
-    runs = sum(v.get("run_n", 0) for v in lat.values())
-    r.check(f"{mode}/latency histograms: waits ended match runs ended", abs(waits - runs) <= 2 * nr_cpus() + 2,
-            f"waits {waits} runs {runs}")
+    turns = sum(v.get("turn_n", 0) for v in lat.values())
+    r.check(f"{mode}/latency histograms: waits ended match turns ended", abs(waits - turns) <= 2 * nr_cpus() + 2,
+            f"waits {waits} turns {turns}")
     ordered = all(v.get(f"{k}_p50_us", 0) <= v.get(f"{k}_p99_us", 0) <= v.get(f"{k}_max_us", 0)
-                  for v in lat.values() for k in ("wake", "requeue", "run"))
+                  for v in lat.values() for k in ("wake", "requeue", "turn"))
     r.check(f"{mode}/latency histograms: p50 <= p99 <= max", ordered, str(normal))
     r.figure(f"stress {mode} latency (normal): wake n={normal.get('wake_n')} p50<={normal.get('wake_p50_us')}us "
              f"p99<={normal.get('wake_p99_us')}us max<={normal.get('wake_max_us')}us; requeued "
-             f"p99<={normal.get('requeue_p99_us')}us; run p50<={normal.get('run_p50_us')}us "
-             f"p99<={normal.get('run_p99_us')}us")
+             f"p99<={normal.get('requeue_p99_us')}us; turn p50<={normal.get('turn_p50_us')}us "
+             f"p99<={normal.get('turn_p99_us')}us")
 
 
 QUEUE_MODES = ("global", "llc", "cpu")

@@ -374,7 +374,7 @@ def test_switches_under_stress(r, secs=15):
         r.figure(f"all switches (--queue {check}) stress {secs} s on {n} CPUs: sel_scaled={c.get('sel_scaled')} "
                  f"delay placed/ran/migrated={c.get('delay_placed')}/{c.get('delay_ran_before')}/"
                  f"{c.get('delay_migrated')} sticky set/passed={c.get('sticky_set')}/{c.get('sticky_passed')} "
-                 f"group={c.get('group_scaled')} depth={c.get('depth_scaled')}")
+                 f"group={c.get('group_stretched')} depth={c.get('depth_stretched')}")
 
 
 def test_modes_under_stress(r, secs=15):

@@ -12,6 +12,9 @@
 
 Ends with "instrument: N passed, N failed". After a VM fault (vm-run exit 125) vm-run boots the guest
 once more (--fault-retries 1); a fault never counts as a pass.
+
+It sits beside the VM it tests. tools/test runs it; by hand, `source tools/env.sh` first (its
+PYTHONPATH finds vrqtest, for Results: tests/guest/vrqtest/__init__.py).
 """
 
 import os
@@ -20,10 +23,9 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "tests", "guest"))
-from vrqtest import Results  # noqa: E402  (the suites' PASS / FAIL / FIGURE lines and closing line)
+from vrqtest import Results  # the suites' PASS / FAIL / FIGURE lines and closing line
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VM_RUN = os.path.join(REPO, "tools", "vm", "vm-run")
 SPIN = os.path.join(REPO, "target", "bench", "spin")
 VM_FAULT = 125

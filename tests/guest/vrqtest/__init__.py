@@ -15,7 +15,17 @@ importing the package needs neither (the host-side checks use Results).
     checks     Results
     bpfmap     the bpf() calls the guest has no bpftool for: BpfMap, prog_name
 
-Callers put tests/guest on sys.path and `from vrqtest import NAME`.
+Callers `from vrqtest import NAME`; none edits sys.path. The package is found the way Python finds
+any: tests/guest is on the Python path, by one of two rules --
+- a script in tests/guest (the suites) has its own folder there, whoever runs it: tools/test,
+  tools/vm/vm-run, natively as root (sudo drops PYTHONPATH; these need none);
+- every other caller gets PYTHONPATH=REPO/tests/guest:REPO/bench (vrqtest and vrqbench, this
+  checkout's ahead of any the caller had), defined once in tools/env.sh: the tools that source it
+  (tools/test, tools/reliability, tools/package) pass it to what they start; bench/bench and
+  tools/vm/vm-run take it from there themselves, vm-run into the guest, so the bench's runner
+  (bench/vrqbench/guest.py, natively too), bench/hist-cost and bench/migration-check need no set-up.
+By hand, a host-side script outside tests/guest (tools/vm/instrument_tests.py, bench/tests/*.py)
+wants `source tools/env.sh` first in that shell.
 """
 
 from .bpfmap import BpfMap, prog_name

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_vrq's cgroup weights (--group-accounting cgroup): cgroup v2's cpu.weight honoured along the tree,
+ * and cpu.idle. The rule is policy.h's (vrq_cgroup_*): a task's deadline offset grows by its cgroup's
+ * stretch (its runnable tasks over its hierarchical share) and shrinks by its cgroup's lag (how far its
+ * virtual time is behind the furthest cgroup's). This file keeps what the rule reads: one node per
+ * cgroup (weight, cpu.idle, runnable counts, the weights of its active children, virtual time), fed by
+ * the kernel's cgroup callbacks (cgroup_init / exit / move / set_weight / set_idle) and by the tasks'
+ * runnable / quiescent / run time. The kernel calls the cgroup callbacks only with CONFIG_EXT_GROUP_SCHED
+ * (Debian's kernels have it); set_idle from 6.19 on (the loader drops it on older kernels, where
+ * cpu.idle is not passed to sched_ext).
+ *
+ * A task's cgroup comes from init_task's and cgroup_move's arguments, kept in task_ctx.cg: no cgroup
+ * lookup on the wake-up path. Each renewal walks from the task's cgroup to the root (a hash lookup a
+ * level: a systemd session's scope is three levels down) to get its share; a task becoming runnable or
+ * not walks the same path to keep the counts.
+ */
+#include "vrq.bpf.h"
+
+/*
+ * One cgroup. Counts change atomically (any CPU's tasks may wake in it). active_weight is the sum of
+ * the children's counted_weight: a child adds its weight when its subtree gets a runnable task and
+ * takes back what it added when the last one stops; a weight written meanwhile is swapped in by
+ * difference (cgroup_set_weight). Every change of a counted_weight is an exchange whose difference goes
+ * to the parent, so the sum always equals what the children say they added.
+ */
+struct cgroup_node {
+	u64 parent;		/* the parent's id (0: this is the root) */
+	s64 nr_runnable;	/* runnable tasks in this cgroup itself */
+	s64 subtree_runnable;	/* ... in it and its descendants */
+	s64 active_weight;	/* the weights its children with runnable tasks added */
+	u64 counted_weight;	/* the weight this cgroup added to its parent's active_weight (0: none) */
+	u64 vtime;		/* its virtual time: CPU used over its share (policy.h: vrq_cgroup_vtime_delta) */
+	u32 weight;		/* cpu.weight, 1-10000 */
+	u8 idle;		/* cpu.idle */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u64);
+	__type(value, struct cgroup_node);
+} cgroup_nodes SEC(".maps");
+
+/* The furthest virtual time of any cgroup (only ever grows; the lag is measured from it). */
+static u64 vtime_max;
+/* cgroups with a node now, for the statistics (`cgroups`, read by the loader) */
+s64 nr_cgroups;
+
+static __always_inline u64 cgroup_id_of(struct cgroup *cgrp)
+{
+	return cgrp ? BPF_CORE_READ(cgrp, kn, id) : 0;
+}
+
+/* ops.cgroup_init: a cgroup is created, or found at load (parents before children). */
+__hidden s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, u32 weight, bool idle)
+{
+	struct cgroup_node node = {};
+	u64 id = cgroup_id_of(cgrp);
+	s32 level = BPF_CORE_READ(cgrp, level);	/* the root is level 0 */
+
+	if (level > 0)
+		node.parent = cgroup_id_of(BPF_CORE_READ(cgrp, self.parent, cgroup));
+	node.weight = weight;
+	node.idle = idle;
+	node.vtime = vtime_max;
+	/* a full table must not fail the cgroup's creation: its tasks then count as the root's */
+	if (bpf_map_update_elem(&cgroup_nodes, &id, &node, BPF_ANY))
+		stat_inc(VRQ_STAT_CGROUP_UNTRACKED);
+	else {
+		__sync_fetch_and_add(&nr_cgroups, 1);
+		stat_inc(VRQ_STAT_CGROUP_INIT);
+	}
+	return 0;
+}
+
+/* ops.cgroup_exit: a cgroup is removed (it has no tasks left), or the scheduler unloads. */
+__hidden int cgroup_node_exit(struct cgroup *cgrp __arg_trusted)
+{
+	u64 id = cgroup_id_of(cgrp);
+
+	if (!bpf_map_delete_elem(&cgroup_nodes, &id)) {
+		__sync_fetch_and_add(&nr_cgroups, -1);
+		stat_inc(VRQ_STAT_CGROUP_EXIT);
+	}
+	return 0;
+}
+
+/* Give @node's parent @node's weight in its active_weight, or take back what it had (@active false). */
+static __always_inline void count_weight(struct cgroup_node *node, bool active)
+{
+	struct cgroup_node *parent;
+	u64 before;
+
+	if (!node->parent || !(parent = bpf_map_lookup_elem(&cgroup_nodes, &node->parent)))
+		return;
+	before = __sync_lock_test_and_set(&node->counted_weight, active ? (u64)node->weight : 0);
+	__sync_fetch_and_add(&parent->active_weight, (s64)(active ? node->weight : 0) - (s64)before);
+}
+
+/*
+ * ops.cgroup_set_weight: cpu.weight written. Takes effect at each task's next renewal. The cgroup's
+ * virtual time restarts at the furthest: what it was owed or owed others was counted at the old
+ * weight, and paying it back at the new one would overshoot the new share for up to a lag's worth.
+ */
+__hidden int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weight)
+{
+	u64 id = cgroup_id_of(cgrp);
+	struct cgroup_node *node = bpf_map_lookup_elem(&cgroup_nodes, &id);
+
+	if (!node)
+		return 0;
+	node->weight = weight;
+	node->vtime = vtime_max;
+	if (node->subtree_runnable > 0)
+		count_weight(node, true);
+	return 0;
+}
+
+/* ops.cgroup_set_idle: cpu.idle written. Takes effect at each task's next renewal. */
+__hidden int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle)
+{
+	u64 id = cgroup_id_of(cgrp);
+	struct cgroup_node *node = bpf_map_lookup_elem(&cgroup_nodes, &id);
+
+	if (node)
+		node->idle = idle;
+	return 0;
+}
+
+/*
+ * @delta (+1 or -1) runnable tasks in cgroup @id: its own count, and every ancestor's subtree count; a
+ * subtree that gains its first runnable task adds its weight to its parent's active_weight, one that
+ * loses its last takes it back.
+ */
+static __always_inline void count_runnable(u64 id, s64 delta)
+{
+	struct cgroup_node *node = bpf_map_lookup_elem(&cgroup_nodes, &id);
+	s64 before;
+	u32 level;
+
+	if (!node)
+		return;
+	before = __sync_fetch_and_add(&node->nr_runnable, delta);
+	/* a cgroup back from idle resumes at most one rr_interval behind: sleep earns no credit */
+	if (delta > 0 && before == 0)
+		node->vtime = vrq_cgroup_vtime_floor(node->vtime, vtime_max, rr_interval_ns);
+	bpf_for(level, 0, VRQ_CGROUP_DEPTH_MAX) {
+		before = __sync_fetch_and_add(&node->subtree_runnable, delta);
+		if (delta > 0 && before == 0)
+			count_weight(node, true);
+		else if (delta < 0 && before == 1)
+			count_weight(node, false);
+		if (!node->parent || !(node = bpf_map_lookup_elem(&cgroup_nodes, &node->parent)))
+			break;
+	}
+}
+
+/* ops.runnable's step (--group-accounting cgroup): count @tctx's task in its cgroup. */
+__hidden int cgroup_runnable(struct task_ctx *tctx __tctx)
+{
+	if (tctx->cg.counted_id || !tctx->cg.id)
+		return 0;
+	count_runnable(tctx->cg.id, 1);
+	tctx->cg.counted_id = tctx->cg.id;
+	return 0;
+}
+
+/* ops.quiescent's step: no longer runnable in the cgroup it was counted in. */
+__hidden int cgroup_quiescent(struct task_ctx *tctx __tctx)
+{
+	if (!tctx->cg.counted_id)
+		return 0;
+	count_runnable(tctx->cg.counted_id, -1);
+	tctx->cg.counted_id = 0;
+	return 0;
+}
+
+/*
+ * ops.cgroup_move: the task is now in @to; a runnable one is counted there instead (the callbacks of
+ * one task are serialized by its runqueue's lock, so no runnable / quiescent runs meanwhile).
+ */
+__hidden int cgroup_task_moved(struct task_ctx *tctx __tctx, struct cgroup *to __arg_trusted)
+{
+	bool counted = tctx->cg.counted_id;
+
+	cgroup_quiescent(tctx);
+	tctx->cg.id = cgroup_id_of(to);
+	if (counted)
+		cgroup_runnable(tctx);
+	stat_inc(VRQ_STAT_CGROUP_MOVE);
+	return 0;
+}
+
+/* ops.init_task's step: the task's cgroup (NULL without the kernel's cgroup support). */
+__hidden int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args)
+{
+	tctx->cg.id = args ? cgroup_id_of(args->cgroup) : 0;
+	tctx->cg.share = VRQ_CGROUP_SHARE_ONE;
+	return 0;
+}
+
+/*
+ * Charge the run time since the last charge to the task's cgroup's virtual time, at the share it had
+ * at its last renewal (running starts the count: @start). Global (verified once), as cgroup_stretch.
+ */
+__noinline int cgroup_charge(struct task_ctx *tctx, u64 now, bool start)
+{
+	struct cgroup_node *node;
+	u64 ran, vtime;
+
+	if (!tctx)
+		return 0;
+	ran = now - tctx->cg.charged_at;
+	/* never charged yet (a task already running when the scheduler loaded): start counting now */
+	if (!tctx->cg.charged_at)
+		start = true;
+	tctx->cg.charged_at = now;
+	if (start || !tctx->cg.counted_id || tctx->cg.idle || (s64)ran <= 0)
+		return 0;
+	/* the root's tasks compete each on its own (cgroup_stretch): its time leads nobody */
+	if (!(node = bpf_map_lookup_elem(&cgroup_nodes, &tctx->cg.counted_id)) || !node->parent)
+		return 0;
+	vtime = __sync_add_and_fetch(&node->vtime, vrq_cgroup_vtime_delta(ran, nr_online_cpus, tctx->cg.share));
+	if (vtime > vtime_max)
+		vtime_max = vtime;	/* a race loses a little: the next charge catches up */
+	return 0;
+}
+
+/*
+ * At a renewal (renew_deadline): the task's cgroup's stretch for a slice of @slice_ns, which is
+ * @clock_slice_ns in the queues' clock time (the turn: vrq_cgroup_turn); records the share (for cgroup_charge), how much earlier its deadline comes for its
+ * cgroup's lag (cg.lag) and whether it competes as SCHED_IDLE (cpu.idle on the path). Offsets are in
+ * the queues' clock time, which runs @rate times faster than real time while latency waiters wait
+ * (--target-latency-ms): the lag, measured in CPU time, is turned into clock time the same way, or a
+ * faster clock would shrink it against the stretch. A global
+ * function, verified once: walked in each caller's state, its loop would be walked at every renewal
+ * site (select_cpu, enqueue, dispatch, tick, stopping): 80,000 instructions more, and 190,000 more
+ * with the turn's rounding to the tick done at the site (352,781 against 161,089 in all). @tctx
+ * NULL: 0.
+ */
+__noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 slice_ns, u64 rate)
+{
+	u64 share = VRQ_CGROUP_SHARE_ONE, id, stretch, turn;
+	struct cgroup_node *leaf, *node, *parent;
+	s64 nr;
+	u32 level;
+	u8 idle = 0;
+
+	if (!tctx)
+		return 0;
+	id = tctx->cg.counted_id ?: tctx->cg.id;
+	tctx->cg.lag = 0;
+	if (!id || !(leaf = bpf_map_lookup_elem(&cgroup_nodes, &id))) {
+		tctx->cg.share = share;
+		tctx->cg.idle = 0;
+		return 0;
+	}
+	/* tasks of the root cgroup (kernel threads, mostly) compete each as its own entity, as in BFS */
+	if (!leaf->parent) {
+		tctx->cg.share = share;
+		tctx->cg.idle = 0;
+		return 0;
+	}
+	node = leaf;
+	bpf_for(level, 0, VRQ_CGROUP_DEPTH_MAX) {
+		idle |= node->idle;
+		if (!node->parent || !(parent = bpf_map_lookup_elem(&cgroup_nodes, &node->parent)))
+			break;
+		share = vrq_cgroup_child_share(share, node->weight, parent->active_weight);
+		node = parent;
+	}
+	tctx->cg.share = share;
+	tctx->cg.idle = idle;
+	if (idle) {
+		stat_inc(VRQ_STAT_CGROUP_IDLE_RUN);
+		return 0;
+	}
+	nr = leaf->nr_runnable;
+	turn = vrq_cgroup_turn(clock_slice_ns, slice_ns, tick_ns());
+	stretch = vrq_cgroup_stretch(turn, nr > 0 ? nr : 1, nr_online_cpus, share);
+	if (stretch > turn)
+		stat_inc(VRQ_STAT_CGROUP_STRETCHED);
+	/* a competing cgroup is never further behind than the lag bound */
+	leaf->vtime = vrq_cgroup_vtime_floor(leaf->vtime, vtime_max, VRQ_CGROUP_LAG_MAX_NS);
+	tctx->cg.lag = vrq_cgroup_lag(leaf->vtime, vtime_max, VRQ_CGROUP_LAG_MAX_NS);
+	if (rate > VRQ_RATE_ONE)
+		tctx->cg.lag = tctx->cg.lag * rate / VRQ_RATE_ONE;
+	if (tctx->cg.lag)
+		stat_inc(VRQ_STAT_CGROUP_LAGGED);
+	return stretch;
+}
