@@ -47,6 +47,14 @@ static u64 vtime_max;
 /* cgroups with a node now, for the statistics (`cgroups`, read by the loader) */
 s64 nr_cgroups;
 
+/* The kernel's tick (CONFIG_HZ, read by libbpf from the kernel's config at load; 250 if absent). */
+extern int CONFIG_HZ __kconfig __weak;
+
+static __always_inline u64 tick_ns(void)
+{
+	return 1000ULL * VRQ_NSEC_PER_MSEC / (CONFIG_HZ > 0 ? (u64)CONFIG_HZ : 250);
+}
+
 static __always_inline u64 cgroup_id_of(struct cgroup *cgrp)
 {
 	return cgrp ? BPF_CORE_READ(cgrp, kn, id) : 0;
@@ -251,13 +259,8 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 sli
 		return 0;
 	id = tctx->cg.counted_id ?: tctx->cg.id;
 	tctx->cg.lag = 0;
-	if (!id || !(leaf = bpf_map_lookup_elem(&cgroup_nodes, &id))) {
-		tctx->cg.share = share;
-		tctx->cg.idle = 0;
-		return 0;
-	}
-	/* tasks of the root cgroup (kernel threads, mostly) compete each as its own entity, as in BFS */
-	if (!leaf->parent) {
+	/* no cgroup known; or the root's tasks (kernel threads, mostly): each competes on its own, as in BFS */
+	if (!id || !(leaf = bpf_map_lookup_elem(&cgroup_nodes, &id)) || !leaf->parent) {
 		tctx->cg.share = share;
 		tctx->cg.idle = 0;
 		return 0;

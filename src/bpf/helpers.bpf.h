@@ -103,14 +103,6 @@ static __always_inline s32 task_nice(const struct task_struct *p)
 	return (s32)p->static_prio - 120;
 }
 
-/* The kernel's tick (CONFIG_HZ, read by libbpf from the kernel's config at load; 250 if absent). */
-extern int CONFIG_HZ __kconfig __weak;
-
-static __always_inline u64 tick_ns(void)
-{
-	return 1000ULL * VRQ_NSEC_PER_MSEC / (CONFIG_HZ > 0 ? (u64)CONFIG_HZ : 250);
-}
-
 /*
  * The task's priority class (policy.h: vrq_task_prio); @tctx may be NULL (no kernel-wakeup boost). A
  * task of a cpu.idle cgroup (--group-accounting cgroup) competes as SCHED_IDLE, as the kernel runs it.
