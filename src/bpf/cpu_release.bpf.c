@@ -7,15 +7,18 @@
  * DSQ runs only when the CPU returns: a SCHED_FIFO hog that never sleeps (with RT throttling off) would
  * hold those tasks until the sched_ext watchdog ejects the scheduler. So cpu_release hands the local
  * DSQ back (scx_bpf_reenqueue_local: each task comes through ops.enqueue again, SCX_ENQ_REENQ), to its
- * queue, where the other CPUs read it. Nothing is put on its local DSQ directly while it is taken:
- * its running_priodl is 0 from the preempted task's stopping until a task of ours runs there again,
- * and neither wake-up preemption nor local preemption picks a CPU running nothing of ours
- * (vrq_should_preempt). cpu_acquire only counts.
+ * queue, where the other CPUs read it; and while the CPU is taken nothing is put on its local DSQ
+ * directly (preempt_local_direct reads `released`). The CPU's running_priodl is already 0 (the
+ * preempted task's stopping): wake-up preemption does not pick it.
  */
 #include "vrq.bpf.h"
 
 __hidden int cpu_released(s32 cpu)
 {
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	if (cctx)
+		cctx->released = 1;
 	stat_inc(VRQ_STAT_CPU_RELEASED);
 	scx_bpf_reenqueue_local();
 	return 0;
@@ -23,6 +26,10 @@ __hidden int cpu_released(s32 cpu)
 
 __hidden int cpu_reacquired(s32 cpu)
 {
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	if (cctx)
+		cctx->released = 0;
 	stat_inc(VRQ_STAT_CPU_REACQUIRED);
 	return 0;
 }

@@ -36,6 +36,9 @@ struct cpu_ctx {
 	u8 waker_preempted;			/* short runners: a task woken by the one running here
 						 * preempts it (preempt_for_wakeup); its run ends there.
 						 * start_turn clears it */
+	u8 released;				/* a higher class (real-time, deadline) holds this CPU:
+						 * cpu_release sets it, cpu_acquire clears it
+						 * (cpu_release.bpf.c) */
 	struct bpf_cpumask __kptr *smt;		/* CPUs within VRQ_DIST_SMT of this one */
 	struct bpf_cpumask __kptr *llc;		/* ... within VRQ_DIST_LLC */
 	struct bpf_cpumask __kptr *pkg;		/* ... within VRQ_DIST_PKG */

@@ -132,7 +132,8 @@ __hidden bool preempt_local_direct(struct task_struct *p __task, struct task_ctx
 	    !vrq_may_preempt(p->policy, sync_wakeup))
 		return false;
 	local_ctx = cpu_ctx_of(cpu);
-	if (!preempts_local(p, priodl, cpu, local_ctx))
+	/* a CPU a higher class holds runs nothing of its local DSQ until it comes back */
+	if (!preempts_local(p, priodl, cpu, local_ctx) || local_ctx->released)
 		return false;
 	head = __COMPAT_scx_bpf_dsq_peek(q);
 	if (head && head->scx.dsq_vtime < priodl)
