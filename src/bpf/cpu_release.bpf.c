@@ -8,8 +8,10 @@
  * hold those tasks until the sched_ext watchdog ejects the scheduler. So cpu_release hands the local
  * DSQ back (scx_bpf_reenqueue_local: each task comes through ops.enqueue again, SCX_ENQ_REENQ), to its
  * queue, where the other CPUs read it; and while the CPU is taken nothing is put on its local DSQ
- * directly (preempt_local_direct reads `released`). The CPU's running_priodl is already 0 (the
- * preempted task's stopping): wake-up preemption does not pick it.
+ * directly (preempt_local_direct reads `released`). The CPU's running_priodl is 0 after the preempted
+ * task's stopping, but that is not enough: from 7.0 the kernel's sched_ext deadline server runs our
+ * tasks on a taken CPU now and then without a cpu_acquire, setting it again (a wake-up inserted there
+ * then waited for the server's next turn: the cgroup suite's rt case, 2026-11-26).
  */
 #include "vrq.bpf.h"
 
