@@ -20,10 +20,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import types
 import unittest
 from fractions import Fraction
 
-from vrqbench import cli, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace
+from vrqbench import (cli, instruments, plan, readme_table, report, schedulers, sessions, staging, stats, wakeup_trace,
+                      workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -362,12 +365,55 @@ class TestCommandLine(unittest.TestCase):
         with self.assertRaises(SystemExit):
             self.plan("--trace", "--workloads", "pipe,reqlat")
 
+    def test_cgroups_layout_recorded_only_when_not_the_default(self):
+        self.assertEqual(self.plan("--cgroups", "sessions", "--workloads", "pipe")["cgroups"], "sessions")
+        self.assertNotIn("cgroups", self.plan("--workloads", "pipe"))  # plans saved before --cgroups resume
+        with self.assertRaises(SystemExit):
+            self.plan("--cgroups", "slices")
+
     def test_bad_input_exits(self):
         for args in (["--workloads", "nope"], ["--schedulers", "nope"], ["--runs", "0"],
                      ["--native", "--instrument", "parallel"],
                      ["--cpus", "3", "--topology", "1:2:1"]):
             with self.assertRaises(SystemExit, msg=args):
                 self.plan(*args)
+
+
+class TestSessions(unittest.TestCase):
+    """A background load starts in a session scope of its own and the scope goes when it stops; the scope
+    is faked with a folder whose cgroup.procs is a plain file (the load writes "0" into it, as into a
+    cgroup's, before it execs)."""
+
+    class FakeSessions:
+        def __init__(self, root):
+            self.root, self.made, self.removed = root, [], []
+
+        def new_scope(self):
+            path = os.path.join(self.root, f"session-{len(self.made) + 2}.scope")
+            os.mkdir(path)
+            scope = types.SimpleNamespace(path=path)
+            self.made.append(scope)
+            return scope
+
+        def remove(self, scope):
+            self.removed.append(scope)
+
+    def test_a_background_load_runs_in_its_own_scope_until_stopped(self):
+        with tempfile.TemporaryDirectory() as root:
+            fake = self.FakeSessions(root)
+            load = workloads.Background({"sessions": fake}, "sleep 0.05")
+            time.sleep(0.5)
+            load.stop()
+            self.assertEqual(len(fake.made), 1)
+            with open(os.path.join(fake.made[0].path, "cgroup.procs")) as f:
+                self.assertEqual(f.read(), "0")
+            self.assertEqual(fake.removed, fake.made)
+
+    def test_without_sessions_no_scope(self):
+        self.assertIsNone(sessions.scope_entry(None))
+        load = workloads.Background({}, "sleep 0.05")
+        load.stop()
+        self.assertIsNone(load.scope)
 
 
 class TestPeers(unittest.TestCase):

@@ -2,6 +2,7 @@
 
     bench run [--quick] [--runs N] [--secs S] [--workloads a,b] [--schedulers x,y] [--out DIR]
               [--instrument auto|parallel|instructions] [--cpus N] [--topology S:C:T] [--native]
+              [--cgroups none|sessions]
     bench report DIR
     bench list
     bench readme-table [--check]
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from vrqbench import instruments, readme_table
+from vrqbench import instruments, readme_table, sessions
 from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
 from vrqbench.schedulers import (DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
@@ -94,9 +95,11 @@ def make_plan(a):
             print(f"bench: warning: {warning}", flush=True)
         vm = {"cpus": cpus, "topology": topology}
     crates = sorted({peer_of(s) for s in schedulers} - {None})
+    # recorded only when not the default, so that the plans of folders saved before the option resume
+    cgroups = {"cgroups": a.cgroups} if a.cgroups != "none" else {}
     return {"workloads": workloads, "schedulers": schedulers, "runs": runs, "secs": secs, "quick": a.quick,
             "build_units": a.build_units or (10 if a.quick else 24), "instruments": assignment, "vm": vm,
-            "peer_versions": {c: PEER_VERSIONS[c] for c in crates}, **({"trace": True} if a.trace else {})}
+            "peer_versions": {c: PEER_VERSIONS[c] for c in crates}, **({"trace": True} if a.trace else {}), **cgroups}
 
 
 def save_plan(out, plan):
@@ -216,6 +219,13 @@ def parser():
                         "latest 1%% waited: on an idle CPU, on one told to reschedule (at once or lazily), or "
                         "queued (vrqbench/wakeup_trace.py); tracing adds work to every switch, so a traced run "
                         "explains an untraced one and is not compared with it")
+    r.add_argument("--cgroups", choices=sessions.CHOICES, default="none",
+                   help="none (default): every process in the root cgroup, as the VM boots (no systemd); "
+                        "sessions: cgroup v2 laid out as systemd lays out login sessions, the measured programs "
+                        "in one session's scope and each background load (the build beside a probe, the "
+                        "SCHED_IDLE burners) in a scope of its own (user.slice/user-0.slice/session-N.scope, "
+                        "cpu controller on, weights 100), so that cgroup weights divide the CPU between them "
+                        "as they do on a desktop; for --group-accounting cgroup (vrq-group-cgroup)")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")
     r.add_argument("--cpus", type=int, help="VM vCPUs (default: the host's cores, or what --topology gives)")
     r.add_argument("--topology", help="VM sockets:cores:threads (default 1:CPUS:1, one LLC)")

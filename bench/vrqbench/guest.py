@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from vrqbench import codebase, instruments, plan as planmod, staging
+from vrqbench import codebase, instruments, plan as planmod, sessions as sessionsmod, staging
 from vrqbench.schedulers import SCHEDULERS
 from vrqbench.workloads import WORKLOADS, find_perf
 from vrqtest import Scheduler, Stats, prog_name, scx_ops, scx_state
@@ -288,6 +288,11 @@ def main(argv):
     sysctl("kernel.sched_schedstats", 1)
     sysctl("kernel.bpf_stats_enabled", 1)
     ctx = make_ctx(plan, instrument, plan["secs"])
+    if plan.get("cgroups", "none") == "sessions":
+        # before staging: the traced warm-up inherits the runner's scope (its background loads stay in it)
+        ctx["sessions"] = sessionsmod.Sessions().setup()
+        print(f"bench: cgroups as systemd lays out login sessions: the runner in {ctx['sessions'].runner.path}, "
+              "each background load in a session scope of its own", flush=True)
     staged = None
     if todo and instrument != instruments.NATIVE:
         staged = stage_everything(out, instrument, plan, workloads, logdir)
@@ -309,6 +314,8 @@ def main(argv):
               + (f" {rec.get('error', '')}" if rec["status"] != "ok" else "")
               + (f" [waited on the host's files {waits}x]" if waits else ""), flush=True)
     progress(len(order), len(order), "done")
+    if ctx.get("sessions"):
+        ctx["sessions"].teardown()
     return 0
 
 

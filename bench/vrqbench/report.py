@@ -226,6 +226,11 @@ def markdown(plan, summary, machine):
                  f"schedulers interleaved in one boot per instrument (each once per round, their order changing "
                  f"each round). Mean = the mean with the minimum and maximum dropped (VRQ's method) when there are "
                  f"3 or more runs.")
+    if plan.get("cgroups") == "sessions":
+        lines.append("cgroups: laid out as systemd lays out login sessions (`--cgroups sessions`): the measured "
+                     "programs in `user.slice/user-0.slice/session-1.scope`, each background load (a build beside "
+                     "a probe, SCHED_IDLE burners) in a session scope of its own, cpu controller on, every weight "
+                     "100 (bench/vrqbench/sessions.py).")
     if plan.get("peer_versions"):
         lines.append("Peers: " + ", ".join(f"{c} {v}" for c, v in plan["peer_versions"].items()) + ".")
     lines.append("")

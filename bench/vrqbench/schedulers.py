@@ -45,6 +45,9 @@ SCHEDULERS = {
     # shares)
     "vrq-group-thread": {"cmd": _vrq("--group-accounting", "thread"), "vrq": True, "variant": True},
     "vrq-group-off": {"cmd": _vrq("--group-accounting", "off"), "vrq": True, "variant": True},
+    # cgroup v2 cpu.weight along the tree (issue 30): run with `bench run --cgroups sessions`, or every task is
+    # in the root cgroup, whose tasks compete each as its own entity (as with group accounting off)
+    "vrq-group-cgroup": {"cmd": _vrq("--group-accounting", "cgroup"), "vrq": True, "variant": True},
     "vrq-depth": {"cmd": _vrq("--fork-depth-penalty"), "vrq": True, "variant": True},
     "vrq-cpu-sticky": {"cmd": _vrq("--queue", "cpu", "--sticky"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults

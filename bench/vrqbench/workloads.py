@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import time
 
-from vrqbench import wakeup_trace
+from vrqbench import sessions, wakeup_trace
 
 
 def _sh(cmd, timeout=3600, **kw):
@@ -18,13 +18,17 @@ def _sh(cmd, timeout=3600, **kw):
 
 
 class Background:
-    """A load that repeats a command until stopped (a build that keeps building, CPU burners)."""
+    """A load that repeats a command until stopped (a build that keeps building, CPU burners), started
+    as a session of its own, as from another login; with `bench run --cgroups sessions` also in a
+    session scope cgroup of its own (vrqbench/sessions.py), removed when it stops."""
 
-    def __init__(self, cmd, nice_idle=False):
+    def __init__(self, ctx, cmd, nice_idle=False):
         prefix = ["chrt", "-i", "0"] if nice_idle else []
+        self.sessions = ctx.get("sessions")
+        self.scope = self.sessions.new_scope() if self.sessions else None
         self.proc = subprocess.Popen(prefix + ["/bin/sh", "-c", f"while :; do {cmd}; done"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=sessions.scope_entry(self.scope))
 
     def stop(self):
         try:
@@ -32,6 +36,8 @@ class Background:
         except ProcessLookupError:
             pass
         self.proc.wait()
+        if self.scope:
+            self.sessions.remove(self.scope)
 
 
 def _jobs(ctx, ratio):
@@ -46,7 +52,7 @@ def build(ratio, idle_fraction=0.0):
     def run(ctx):
         cb = ctx["codebase"]
         _sh(["make", "-s", "-C", cb, "clean"])
-        burners = [Background(":", nice_idle=True) for _ in range(round(ctx["ncpu"] * idle_fraction))]
+        burners = [Background(ctx, ":", nice_idle=True) for _ in range(round(ctx["ncpu"] * idle_fraction))]
         try:
             t0 = time.monotonic()
             _sh(["make", "-s", "-C", cb, f"-j{_jobs(ctx, ratio)}", "prog"])
@@ -95,7 +101,7 @@ def wakelat(ratio):
 
     def run(ctx):
         cb = ctx["codebase"]
-        load = Background(f"make -s -C {cb} clean >/dev/null; make -s -C {cb} -j{_jobs(ctx, ratio)} prog >/dev/null")
+        load = Background(ctx, f"make -s -C {cb} clean >/dev/null; make -s -C {cb} -j{_jobs(ctx, ratio)} prog >/dev/null")
         trace = ctx.get("trace")
         try:
             time.sleep(1)
@@ -141,7 +147,7 @@ def interactive(jobs_per_cpu):
         load = None
         if jobs_per_cpu:
             cb = ctx["codebase"]
-            load = Background(f"make -s -C {cb} clean >/dev/null; make -s -k -C {cb} -j{ctx['ncpu'] * jobs_per_cpu} prog >/dev/null")
+            load = Background(ctx, f"make -s -C {cb} clean >/dev/null; make -s -k -C {cb} -j{ctx['ncpu'] * jobs_per_cpu} prog >/dev/null")
             time.sleep(1)
         try:
             out = _sh([f"{ctx['probes']}/hograte", str(ctx["secs"])]).stdout
