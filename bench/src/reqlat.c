@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 // reqlat: a saturated request/worker latency probe, the shape sched_ext latency work is judged by
-// (schbench-like). One message thread hands requests to WORKERS worker threads; each request is a fixed
-// WORK_US of CPU work. A worker that finishes reports back and the message thread hands it the next
-// request at once, so with more workers than CPUs the machine stays saturated. Measured per request:
+// (schbench-like). MSG_THREADS message threads (default 1) each hand requests to their share of WORKERS
+// worker threads; each request is a fixed WORK_US of CPU work. A worker that finishes reports back and
+// its message thread hands it the next request at once, so with more workers than CPUs the machine stays
+// saturated. Measured per request:
 //   wake latency    from the message thread waking the worker to the worker running (µs);
 //   request latency from handing the request out to its work being done (µs): wake-up, the work, and
 //                   every time the worker was preempted or waited for a CPU in between.
 // Prints "requests=N rps=X wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=.."
 // (µs) after SECONDS. The work is calibrated before the threads start (a loop timed on this CPU).
-//   reqlat SECONDS WORKERS [WORK_US]
+//   reqlat SECONDS WORKERS [WORK_US [MSG_THREADS]]
 #define _GNU_SOURCE
 #include <limits.h>
 #include <linux/futex.h>
@@ -23,16 +24,24 @@
 
 enum { IDLE, REQUEST, DONE, QUIT };
 
+// One message thread and the workers it hands requests to (workers[first .. first + count - 1]).
+struct msg_thread {
+	_Atomic uint32_t completions; // futex word the message thread sleeps on
+	long first, count;
+	char pad[40];
+};
+
 struct worker {
 	_Atomic uint32_t state;
 	uint64_t handed_at; // ns: when the message thread handed out the request
-	char pad[48];
+	struct msg_thread *msg;
+	char pad[40];
 };
 
 static struct worker *workers;
-static long nworkers;
-static uint64_t work_loops;
-static _Atomic uint32_t completions; // futex word the message thread sleeps on
+static struct msg_thread *msgs;
+static long nworkers, nmsgs;
+static uint64_t work_loops, end_ns;
 static uint64_t *wake_us, *req_us;
 static long nsamples, cap;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -91,8 +100,8 @@ static void *worker_main(void *arg)
 		s = REQUEST;
 		if (!atomic_compare_exchange_strong(&w->state, &s, DONE))
 			return NULL;
-		atomic_fetch_add(&completions, 1);
-		futex_wake(&completions, 1);
+		atomic_fetch_add(&w->msg->completions, 1);
+		futex_wake(&w->msg->completions, 1);
 	}
 }
 
@@ -132,49 +141,77 @@ static uint64_t calibrate(long us)
 	return best ? loops * (uint64_t)us * 1000 / best : loops;
 }
 
+static void *msg_main(void *arg)
+{
+	struct msg_thread *m = arg;
+	struct worker *mine = &workers[m->first];
+	long i;
+
+	for (i = 0; i < m->count; i++)
+		hand_out(&mine[i]);
+	while (now_ns() < end_ns) {
+		uint32_t seen = atomic_load(&m->completions);
+
+		for (i = 0; i < m->count; i++)
+			if (atomic_load(&mine[i].state) == DONE)
+				hand_out(&mine[i]);
+		// sleep until a worker reports (or wake up now if one did since we looked)
+		futex_wait(&m->completions, seen);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 0;
 	long work_us = argc > 3 ? atol(argv[3]) : 1000;
-	uint64_t start, end, t;
+	uint64_t start, t;
 	long i;
-	pthread_t *tids;
+	pthread_t *tids, *msg_tids;
 
 	nworkers = argc > 2 ? atol(argv[2]) : 0;
-	if (secs <= 0 || nworkers < 1 || work_us < 1) {
-		fprintf(stderr, "usage: reqlat SECONDS WORKERS [WORK_US]  (WORKERS >= 1, WORK_US >= 1, default 1000)\n");
+	nmsgs = argc > 4 ? atol(argv[4]) : 1;
+	if (secs <= 0 || nworkers < 1 || work_us < 1 || nmsgs < 1 || nmsgs > nworkers) {
+		fprintf(stderr, "usage: reqlat SECONDS WORKERS [WORK_US [MSG_THREADS]]  (WORKERS >= 1, WORK_US >= 1, "
+				"default 1000; 1 <= MSG_THREADS <= WORKERS, default 1)\n");
 		return 2;
 	}
 	work_loops = calibrate(work_us);
 	cap = (long)(secs * 1e6 / work_us * 4) + 1000;
 	workers = aligned_alloc(64, sizeof(*workers) * nworkers);
+	msgs = aligned_alloc(64, sizeof(*msgs) * nmsgs);
 	tids = calloc(nworkers, sizeof(*tids));
+	msg_tids = calloc(nmsgs, sizeof(*msg_tids));
 	wake_us = calloc(cap, sizeof(*wake_us));
 	req_us = calloc(cap, sizeof(*req_us));
-	if (!workers || !tids || !wake_us || !req_us) {
+	if (!workers || !msgs || !tids || !msg_tids || !wake_us || !req_us) {
 		perror("reqlat: alloc");
 		return 1;
 	}
+	// the workers split as evenly as they go: message thread k has workers k*W/M .. (k+1)*W/M - 1
+	for (i = 0; i < nmsgs; i++) {
+		msgs[i] = (struct msg_thread){ .first = i * nworkers / nmsgs,
+					       .count = (i + 1) * nworkers / nmsgs - i * nworkers / nmsgs };
+		for (long j = msgs[i].first; j < msgs[i].first + msgs[i].count; j++)
+			workers[j] = (struct worker){ .state = IDLE, .msg = &msgs[i] };
+	}
 	for (i = 0; i < nworkers; i++) {
-		workers[i] = (struct worker){ .state = IDLE };
 		if (pthread_create(&tids[i], NULL, worker_main, &workers[i])) {
 			perror("reqlat: pthread_create");
 			return 1;
 		}
 	}
 	start = now_ns();
-	end = start + (uint64_t)(secs * 1e9);
-	for (i = 0; i < nworkers; i++)
-		hand_out(&workers[i]);
-	while ((t = now_ns()) < end) {
-		uint32_t seen = atomic_load(&completions);
-
-		for (i = 0; i < nworkers; i++)
-			if (atomic_load(&workers[i].state) == DONE)
-				hand_out(&workers[i]);
-		// sleep until a worker reports (or wake up now if one did since we looked)
-		futex_wait(&completions, seen);
+	end_ns = start + (uint64_t)(secs * 1e9);
+	for (i = 0; i < nmsgs; i++) {
+		if (pthread_create(&msg_tids[i], NULL, msg_main, &msgs[i])) {
+			perror("reqlat: pthread_create");
+			return 1;
+		}
 	}
+	for (i = 0; i < nmsgs; i++)
+		pthread_join(msg_tids[i], NULL);
+	t = now_ns();
 	for (i = 0; i < nworkers; i++) {
 		atomic_store(&workers[i].state, QUIT);
 		futex_wake(&workers[i].state, 1);
@@ -184,10 +221,10 @@ int main(int argc, char **argv)
 	qsort(wake_us, nsamples, sizeof(*wake_us), cmp_u64);
 	qsort(req_us, nsamples, sizeof(*req_us), cmp_u64);
 	printf("requests=%ld rps=%.1f wake_p50=%llu wake_p99=%llu wake_p999=%llu req_p50=%llu req_p99=%llu "
-	       "req_p999=%llu work_us=%ld workers=%ld\n",
+	       "req_p999=%llu work_us=%ld workers=%ld msg_threads=%ld\n",
 	       nsamples, nsamples / ((t - start) / 1e9), (unsigned long long)pct(wake_us, nsamples, 0.5),
 	       (unsigned long long)pct(wake_us, nsamples, 0.99), (unsigned long long)pct(wake_us, nsamples, 0.999),
 	       (unsigned long long)pct(req_us, nsamples, 0.5), (unsigned long long)pct(req_us, nsamples, 0.99),
-	       (unsigned long long)pct(req_us, nsamples, 0.999), work_us, nworkers);
+	       (unsigned long long)pct(req_us, nsamples, 0.999), work_us, nworkers, nmsgs);
 	return nsamples ? 0 : 1;
 }

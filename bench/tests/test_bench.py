@@ -23,6 +23,7 @@ import tempfile
 import time
 import types
 import unittest
+import unittest.mock
 from fractions import Fraction
 
 from vrqbench import (cli, instruments, plan, readme_table, report, schedulers, sessions, staging, stats, wakeup_trace,
@@ -255,7 +256,7 @@ class TestInstruments(unittest.TestCase):
     THROUGHPUT = ["build-50", "build-100", "build-150", "build-100+50idle", "messaging", "forkwait",
                   "stress-pipe", "stress-cpu", "stress-fork", "stress-switch"]
     TIMING = ["wakelat-100", "wakelat-150", "pipe", "reqlat", "interactive-alone", "interactive-4x",
-              "interactive-16x"]
+              "interactive-16x", *workloads.WORKLOAD_GROUPS["reqlat-surface"]]
 
     def test_every_workload_has_the_instrument_that_can_see_it(self):
         self.assertEqual(sorted(self.THROUGHPUT + self.TIMING), sorted(WORKLOADS))
@@ -377,6 +378,39 @@ class TestCommandLine(unittest.TestCase):
                      ["--cpus", "3", "--topology", "1:2:1"]):
             with self.assertRaises(SystemExit, msg=args):
                 self.plan(*args)
+
+
+class TestRequestSurface(unittest.TestCase):
+    """The request/worker surface: every point a named workload, selected together by reqlat-surface, each
+    run long enough for its requests to give a p99."""
+
+    def test_every_point_once_named_and_on_the_instruction_clock(self):
+        points = workloads.WORKLOAD_GROUPS["reqlat-surface"]
+        self.assertEqual(len(points), 4 * 3 * 2)
+        self.assertEqual(len(set(points)), len(points))
+        for p in points:
+            self.assertTrue(WORKLOADS[p]["named"], p)
+            self.assertEqual(WORKLOADS[p]["instrument"], "instructions", p)
+        self.assertNotIn("reqlat-surface", WORKLOADS)
+        plan = cli.make_plan(cli.parser().parse_args(["run", "--workloads", "pipe,reqlat-surface", "--cpus", "2"]))
+        self.assertEqual(plan["workloads"], ["pipe", *points])
+
+    def test_probe_arguments_and_the_longer_run_of_long_requests(self):
+        calls = []
+
+        def fake_sh(cmd, **kw):
+            calls.append(cmd)
+            return types.SimpleNamespace(stdout="requests=200 rps=20.0 wake_p50=1 wake_p99=2 wake_p999=3 req_p50=4 "
+                                                "req_p99=5 req_p999=6 work_us=100000 workers=8 msg_threads=2\n")
+        ctx = {"ncpu": 2, "secs": 4, "probes": "/p"}
+        with unittest.mock.patch.object(workloads, "_sh", fake_sh):
+            WORKLOADS["reqlat-100ms-w4-mcpu"]["run"](ctx)
+            metrics = WORKLOADS["reqlat-50us-w1-m1"]["run"](ctx)
+            WORKLOADS["reqlat"]["run"](ctx)
+        # 200 requests of 100 ms on 2 CPUs need 10 s; 50 us requests the run's 4 s
+        self.assertEqual(calls, [["/p/reqlat", "10", "8", "100000", "2"], ["/p/reqlat", "4", "2", "50", "1"],
+                                 ["/p/reqlat", "4", "4", "1000", "1"]])
+        self.assertEqual((metrics["req_p99_us"], metrics["rps"], metrics["secs"]), (5, 20.0, 4))
 
 
 class TestSessions(unittest.TestCase):

@@ -25,7 +25,7 @@ from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
 from vrqbench.schedulers import (DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
                                  installed_peer_versions, peer_of, peer_state)
-from vrqbench.workloads import DEFAULT_WORKLOADS, WORKLOADS
+from vrqbench.workloads import DEFAULT_WORKLOADS, WORKLOAD_GROUPS, WORKLOADS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Boots after the first that VM faults may cost (tools/vm/vm-run --fault-retries; a VM fault, exit 125,
@@ -61,6 +61,7 @@ def install_peers(crates):
 def make_plan(a):
     """The run's plan from the command line (exits with a one-line error on bad input)."""
     workloads = a.workloads.split(",") if a.workloads else list(DEFAULT_WORKLOADS)
+    workloads = [w for name in workloads for w in WORKLOAD_GROUPS.get(name, [name])]
     schedulers = a.schedulers.split(",") if a.schedulers else list(DEFAULT_SCHEDULERS)
     for w in workloads:
         if w not in WORKLOADS:
@@ -176,6 +177,8 @@ def cmd_list(_):
     for w, d in WORKLOADS.items():
         print(f"  {w:18} {d['instrument']:12} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)"
               + (" [only when named]" if d.get("named") else ""))
+    for g, ws in WORKLOAD_GROUPS.items():
+        print(f"  {g:18} the {len(ws)} workloads above named {ws[0].rsplit('-', 3)[0]}-WORK-wN-m1|mcpu")
     print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
     named = [s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS]
     print("  only when named, scx_vrq with named flags (variants of its defaults):",
@@ -208,7 +211,8 @@ def parser():
     r.add_argument("--runs", type=int, help="runs per workload and scheduler (a verdict needs 4; a claim, 20: "
                    "bench/README.md)")
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
-    r.add_argument("--workloads", help="comma-separated (bench list); default all but the stress-* ones")
+    r.add_argument("--workloads", help="comma-separated (bench list); default all but the stress-* and the surface's "
+                   "points; reqlat-surface: every point of the request/worker surface")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")

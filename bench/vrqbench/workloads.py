@@ -122,21 +122,46 @@ def wakelat(ratio):
     return run
 
 
-def reqlat(workers_per_cpu, work_us=1000):
-    """Saturated request/worker latency: one message thread hands fixed-size requests (work_us of CPU
-    work each) to `workers_per_cpu` x CPUs worker threads, each finished request followed at once by the
-    next, so every CPU stays busy. Wake-up and request latency p50/p99/p99.9 in µs (lower is better)
-    and requests per second (higher is better)."""
+# A request/worker run long enough for this many requests at least (a point with 100 ms requests on
+# 2 CPUs runs 10 s, not the run's 4): its p99 is then the 3rd-latest request, not the latest
+MIN_REQUESTS = 200
+
+
+def reqlat(workers_per_cpu, work_us=1000, msg_per_cpu=False):
+    """Saturated request/worker latency: message threads (one, or one per CPU) hand fixed-size requests
+    (work_us of CPU work each) to `workers_per_cpu` x CPUs worker threads, each finished request followed
+    at once by the next, so every CPU stays busy. Wake-up and request latency p50/p99/p99.9 in µs
+    (lower is better) and requests per second (higher is better). Runs the run's seconds, or longer
+    when that would give fewer than MIN_REQUESTS requests."""
 
     def run(ctx):
-        out = _sh([f"{ctx['probes']}/reqlat", str(ctx["secs"]), str(ctx["ncpu"] * workers_per_cpu),
-                   str(work_us)]).stdout
+        ncpu = ctx["ncpu"]
+        secs = max(ctx["secs"], MIN_REQUESTS * work_us / 1e6 / ncpu)
+        msgs = ncpu if msg_per_cpu else 1
+        out = _sh([f"{ctx['probes']}/reqlat", f"{secs:g}", str(ncpu * workers_per_cpu), str(work_us),
+                   str(msgs)]).stdout
         vals = dict(kv.split("=") for kv in out.split())
         return {"wake_p50_us": int(vals["wake_p50"]), "wake_p99_us": int(vals["wake_p99"]),
                 "wake_p999_us": int(vals["wake_p999"]), "req_p50_us": int(vals["req_p50"]),
                 "req_p99_us": int(vals["req_p99"]), "req_p999_us": int(vals["req_p999"]),
-                "rps": float(vals["rps"]), "requests": int(vals["requests"])}
+                "rps": float(vals["rps"]), "requests": int(vals["requests"]), "secs": secs}
     return run
+
+
+REQLAT_PERCENTILES = ["wake_p50_us", "wake_p99_us", "wake_p999_us", "req_p50_us", "req_p99_us", "req_p999_us"]
+
+# The request/worker surface (issue 29): CPU per request x workers per CPU x message threads, every point a
+# workload of its own, `reqlat-WORK-wN-m1` (one message thread) or `-mcpu` (one per CPU); `reqlat` itself is
+# the point 1ms-w2-m1. Selected together as `--workloads reqlat-surface`.
+SURFACE_WORK = {"50us": 50, "1ms": 1000, "10ms": 10000, "100ms": 100000}
+SURFACE_WORKERS = (1, 2, 4)
+SURFACE_MSGS = ("m1", "mcpu")
+
+
+def surface_points():
+    """(workload name, request length's label, µs, workers per CPU, message threads) of every point."""
+    return [(f"reqlat-{w}-w{n}-{m}", w, us, n, m) for w, us in SURFACE_WORK.items() for n in SURFACE_WORKERS
+            for m in SURFACE_MSGS]
 
 
 def interactive(jobs_per_cpu):
@@ -221,9 +246,7 @@ WORKLOADS = {
                     "codebase": True, "percentiles": ["p50_us", "p99_us", "p999_us"], "traceable": True},
     "reqlat": {"run": reqlat(2), "primary": "req_p99_us", "higher": False,
                "desc": "request/worker: 1 message thread, 2 workers per CPU, 1 ms requests, saturated",
-               "instrument": TIMING,
-               "percentiles": ["wake_p50_us", "wake_p99_us", "wake_p999_us", "req_p50_us", "req_p99_us",
-                               "req_p999_us"]},
+               "instrument": TIMING, "percentiles": REQLAT_PERCENTILES},
     "interactive-alone": {"run": interactive(0), "primary": "rate", "higher": True, "desc": "CPU hog alone",
                           "instrument": TIMING},
     "interactive-4x": {"run": interactive(4), "primary": "rate", "higher": True,
@@ -242,6 +265,17 @@ WORKLOADS = {
     "stress-switch": {"run": stress("switch", 0.5), "primary": "ops_per_s", "higher": True,
                       "desc": "stress-ng --switch (CPUs/2 workers)", "instrument": THROUGHPUT, "named": True},
 }
+
+WORKLOADS.update({
+    name: {"run": reqlat(n, us, m == "mcpu"), "primary": "req_p99_us", "higher": False,
+           "desc": f"request/worker: {'1 message thread' if m == 'm1' else 'a message thread per CPU'}, {n} "
+                   f"worker{'s' if n > 1 else ''} per CPU, {w} requests, saturated",
+           "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "named": True, "group": "reqlat-surface"}
+    for name, w, us, n, m in surface_points()
+})
+
+# names that select several workloads at once (--workloads)
+WORKLOAD_GROUPS = {"reqlat-surface": [name for name, spec in WORKLOADS.items() if spec.get("group") == "reqlat-surface"]}
 
 # what `bench run` measures when --workloads is not given
 DEFAULT_WORKLOADS = [name for name, spec in WORKLOADS.items() if not spec.get("named")]
