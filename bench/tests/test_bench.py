@@ -651,6 +651,25 @@ class TestReport(unittest.TestCase):
     }
     INSTRUMENT = {"build-100": "parallel", "forkwait": "parallel", "wakelat-100": "instructions"}
 
+    def test_the_surface_in_one_table_with_requests_per_second_judged(self):
+        def point(wake, req, rps):
+            return {"wake_p50_us": wake, "wake_p99_us": wake, "wake_p999_us": wake, "req_p50_us": req,
+                    "req_p99_us": req, "req_p999_us": req, "rps": rps, "requests": 200}
+        metrics = {"reqlat-100ms-w2-m1": {"eevdf": [point(4000 + i, 280000 + i, 17.0 + i / 10) for i in range(5)],
+                                          "vrq-llc": [point(2000 + i, 300000 + i, 16.0 + i / 10) for i in range(5)]}}
+        with tempfile.TemporaryDirectory() as out:
+            write_run(out, metrics, {"reqlat-100ms-w2-m1": "instructions"}, runs=5)
+            summary = report.report(out)
+            self.assertEqual(summary["reqlat-100ms-w2-m1"]["rps"]["schedulers"]["vrq-llc"]["verdict"], "worse")
+            md = read(os.path.join(out, "report.md"))
+            self.assertIn("## The request/worker surface, ratio to EEVDF (instrument: instructions)", md)
+            row = next(l for l in md.splitlines() if l.startswith("| reqlat-100ms-w2-m1 | vrq-llc |"))
+            self.assertEqual(row.count("better"), 3, row)  # the three wake-up percentiles
+            self.assertEqual(row.count("worse"), 3, row)  # request p99, p99.9 and requests/s
+            eevdf = next(l for l in md.splitlines() if l.startswith("| reqlat-100ms-w2-m1 | eevdf |"))
+            self.assertIn("| 4002 |", eevdf)
+            self.assertIn("| 17.2 |", eevdf)
+
     def test_report_from_saved_results(self):
         with tempfile.TemporaryDirectory() as out:
             write_run(out, self.METRICS, self.INSTRUMENT, runs=5)

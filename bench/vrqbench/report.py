@@ -11,7 +11,7 @@ import os
 import sys
 
 from vrqbench.stats import CONFIDENCE, METHOD, MIN_RUNS, NO_VERDICT, compare, ratio, summarize, trimmed_mean
-from vrqbench.workloads import BUILD_FOUR, WORKLOADS
+from vrqbench.workloads import BUILD_FOUR, WORKLOAD_GROUPS, WORKLOADS
 
 SCHEDSTAT_COLS = ("sched_count", "sched_goidle", "ttwu_count", "ttwu_local", "run_delay", "pcount")
 BASELINE = "eevdf"
@@ -108,6 +108,10 @@ def summarize_run(plan, recs):
             for p in spec["percentiles"]:
                 ws["percentiles"][p] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
                                                                for s, ok in ok_by_scheduler.items()}, False)}
+        if primary != "rps" and any("rps" in (r.get("metrics") or {}) for ok in ok_by_scheduler.values() for r in ok):
+            # a request/worker load's throughput beside its latency (the surface's table)
+            ws["rps"] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get("rps") for r in ok]
+                                                for s, ok in ok_by_scheduler.items()}, True)}
         again = _again_pairs(plan["schedulers"])
         if again:
             ws["again"] = {}
@@ -257,6 +261,7 @@ def markdown(plan, summary, machine):
         for s in plan["schedulers"]:
             lines.append(f"| {s} | " + " | ".join(fmt_ratio(summary[w]["schedulers"][s]) for w in present) + " |")
         lines.append("")
+    lines += surface_lines(plan, summary)
     for w, ws in summary.items():
         better = "higher is better" if ws["higher_is_better"] else "lower is better"
         lines.append(f"## {w}: {ws['desc']} ({ws['primary']}, {better})")
@@ -321,6 +326,37 @@ def markdown(plan, summary, machine):
         lines.append(f"![{w}](plots/{w}.png)")
         lines.append("")
     return "\n".join(lines)
+
+
+SURFACE_COLS = (("wake_p50_us", "wake-up p50"), ("wake_p99_us", "wake-up p99"), ("wake_p999_us", "wake-up p99.9"),
+                ("req_p99_us", "request p99"), ("req_p999_us", "request p99.9"))
+
+
+def surface_lines(plan, summary):
+    """The request/worker surface in one table (issue 29): a row per point and scheduler, each cell the ratio
+    to EEVDF with its interval and verdict (latency below 1 and requests/s above 1 are better)."""
+    points = [w for w in WORKLOAD_GROUPS["reqlat-surface"] if w in summary]
+    if not points:
+        return []
+    lines = [f"## The request/worker surface, ratio to EEVDF (instrument: "
+             f"{', '.join(sorted({summary[w]['instrument'] for w in points}))})", "",
+             "Each point `reqlat-WORK-wN-m1|mcpu`: WORK of CPU per request, N workers per CPU, one message thread "
+             "or one per CPU. Latency: below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
+             "(µs, requests/s; minimum and maximum dropped).", "",
+             "| point | scheduler | " + " | ".join(label for _, label in SURFACE_COLS) + " | requests/s |",
+             "|---|---|" + "---|" * (len(SURFACE_COLS) + 1)]
+    for w in points:
+        ws = summary[w]
+        for s in plan["schedulers"]:
+            cells = []
+            for key, _ in SURFACE_COLS:
+                e = ws["percentiles"][key]["schedulers"][s]
+                cells.append(_fmt(e.get("mean"), 0) if s == BASELINE else fmt_ratio(e))
+            e = ws.get("rps", {}).get("schedulers", {}).get(s, {})
+            cells.append(_fmt(e.get("mean"), 1) if s == BASELINE else fmt_ratio(e))
+            lines.append(f"| {w} | {s} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
 
 
 def plots(out, summary):
