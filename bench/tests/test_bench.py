@@ -454,8 +454,10 @@ class TestPeers(unittest.TestCase):
     def test_each_peer_has_its_own_pin(self):
         self.assertEqual(schedulers.PEER_VERSIONS["scx_cosmos"], "1.1.7")
         self.assertEqual(schedulers.PEER_VERSIONS["scx_beerland"], "1.1.4")
-        for crate in ("scx_bpfland", "scx_lavd", "scx_flash"):
+        for crate in ("scx_bpfland", "scx_lavd", "scx_flash", "scx_p2dq"):
             self.assertEqual(schedulers.PEER_VERSIONS[crate], "1.1.4")
+        self.assertEqual(schedulers.PEER_VERSIONS["scx_pandemonium"], "5.23.1")
+        self.assertEqual(schedulers.PEER_VERSIONS["scx_cake"], "1.2.2")
 
     def test_every_peer_scheduler_is_pinned_and_compared_by_default(self):
         peers = {s: schedulers.peer_of(s) for s in schedulers.SCHEDULERS if schedulers.peer_of(s)}

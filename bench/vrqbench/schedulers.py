@@ -18,6 +18,11 @@ PEER_VERSIONS = {
     "scx_flash": "1.1.4",
     "scx_cosmos": "1.1.7",
     "scx_beerland": "1.1.4",
+    # added for issue 29 (2026-11-26): a newer peer that publishes saturated wake-up latency, and two more of
+    # the scx project's
+    "scx_pandemonium": "5.23.1",
+    "scx_p2dq": "1.1.4",
+    "scx_cake": "1.2.2",
 }
 
 
@@ -41,6 +46,9 @@ SCHEDULERS = {
     "flash": {"cmd": _peer("scx_flash"), "peer": "scx_flash"},
     "cosmos": {"cmd": _peer("scx_cosmos"), "peer": "scx_cosmos"},
     "beerland": {"cmd": _peer("scx_beerland"), "peer": "scx_beerland"},
+    "pandemonium": {"cmd": _peer("scx_pandemonium"), "peer": "scx_pandemonium"},
+    "p2dq": {"cmd": _peer("scx_p2dq"), "peer": "scx_p2dq"},
+    "cake": {"cmd": _peer("scx_cake"), "peer": "scx_cake"},
     # group accounting by (Unix) session is the default since 1e291d8 (2026-11-24); by thread, and off (plain BFS
     # shares)
     "vrq-group-thread": {"cmd": _vrq("--group-accounting", "thread"), "vrq": True, "variant": True},
