@@ -26,7 +26,7 @@ import unittest
 import unittest.mock
 from fractions import Fraction
 
-from vrqbench import (cli, instruments, plan, readme_table, report, schedulers, sessions, staging, stats, wakeup_trace,
+from vrqbench import (cli, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
                       workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
@@ -444,7 +444,7 @@ class TestSessions(unittest.TestCase):
             self.assertEqual(fake.removed, fake.made)
 
     def test_without_sessions_no_scope(self):
-        self.assertIsNone(sessions.scope_entry(None))
+        self.assertIsNone(workloads.scope_entry(None))
         load = workloads.Background({}, "sleep 0.05")
         load.stop()
         self.assertIsNone(load.scope)

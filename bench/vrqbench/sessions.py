@@ -48,16 +48,3 @@ class Sessions:
     @staticmethod
     def remove(scope):
         remove_tree(scope.path)
-
-
-def scope_entry(scope):
-    """A preexec_fn that moves the new process into `scope` before it runs anything (None: stays put)."""
-    if scope is None:
-        return None
-    procs = os.path.join(scope.path, "cgroup.procs")
-
-    def enter():
-        with open(procs, "w") as f:
-            f.write("0")
-    return enter
-

@@ -10,11 +10,24 @@ import shutil
 import subprocess
 import time
 
-from vrqbench import sessions, wakeup_trace
+from vrqbench import wakeup_trace
 
 
 def _sh(cmd, timeout=3600, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True, **kw)
+
+
+def scope_entry(scope):
+    """A preexec_fn that moves the new process into the cgroup `scope` (anything with a .path: a
+    vrqbench.sessions scope) before it runs anything; None without a scope."""
+    if scope is None:
+        return None
+    procs = os.path.join(scope.path, "cgroup.procs")
+
+    def enter():
+        with open(procs, "w") as f:
+            f.write("0")
+    return enter
 
 
 class Background:
@@ -28,7 +41,7 @@ class Background:
         self.scope = self.sessions.new_scope() if self.sessions else None
         self.proc = subprocess.Popen(prefix + ["/bin/sh", "-c", f"while :; do {cmd}; done"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True, preexec_fn=sessions.scope_entry(self.scope))
+                                     start_new_session=True, preexec_fn=scope_entry(self.scope))
 
     def stop(self):
         try:
