@@ -256,7 +256,7 @@ class TestInstruments(unittest.TestCase):
     THROUGHPUT = ["build-50", "build-100", "build-150", "build-100+50idle", "messaging", "forkwait",
                   "stress-pipe", "stress-cpu", "stress-fork", "stress-switch"]
     TIMING = ["wakelat-100", "wakelat-150", "pipe", "reqlat", "interactive-alone", "interactive-4x",
-              "interactive-16x", *workloads.WORKLOAD_GROUPS["reqlat-surface"]]
+              "interactive-16x", *workloads.WORKLOAD_GROUPS["reqlat-surface"], *workloads.WORKLOAD_GROUPS["frames"]]
 
     def test_every_workload_has_the_instrument_that_can_see_it(self):
         self.assertEqual(sorted(self.THROUGHPUT + self.TIMING), sorted(WORKLOADS))
@@ -411,6 +411,29 @@ class TestRequestSurface(unittest.TestCase):
         self.assertEqual(calls, [["/p/reqlat", "10", "8", "100000", "2"], ["/p/reqlat", "4", "2", "50", "1"],
                                  ["/p/reqlat", "4", "4", "1000", "1"]])
         self.assertEqual((metrics["req_p99_us"], metrics["rps"], metrics["secs"]), (5, 20.0, 4))
+
+
+class TestFrames(unittest.TestCase):
+    def test_four_loads_named_together_each_with_its_load_stopped(self):
+        self.assertEqual(workloads.WORKLOAD_GROUPS["frames"], ["frames-alone", "frames-build", "frames-nice19",
+                                                               "frames-forks"])
+        started = []
+
+        class FakeLoad:
+            def __init__(self, ctx, cmd, nice_idle=False, nice=0):
+                self.cmd, self.nice, self.stopped = cmd, nice, False
+                started.append(self)
+
+            def stop(self):
+                self.stopped = True
+        out = "frames=240 late=3 dropped=4 frame_p50=4100 frame_p99=9000 frame_max=20000 wake_p99=900 " \
+              "work_us=4000 period_us=16667\n"
+        with unittest.mock.patch.object(workloads, "Background", FakeLoad), \
+             unittest.mock.patch.object(workloads, "_sh", lambda cmd, **kw: types.SimpleNamespace(stdout=out)), \
+             unittest.mock.patch.object(workloads.time, "sleep", lambda s: None):
+            m = WORKLOADS["frames-nice19"]["run"]({"ncpu": 2, "secs": 4, "probes": "/p"})
+        self.assertEqual([(l.cmd, l.nice, l.stopped) for l in started], [(":", 19, True)] * 4)
+        self.assertEqual((m["late"], m["dropped"], m["frame_p99_us"], m["wake_p99_us"]), (3, 4, 9000, 900))
 
 
 class TestSessions(unittest.TestCase):

@@ -178,7 +178,7 @@ def cmd_list(_):
         print(f"  {w:18} {d['instrument']:12} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)"
               + (" [only when named]" if d.get("named") else ""))
     for g, ws in WORKLOAD_GROUPS.items():
-        print(f"  {g:18} the {len(ws)} workloads above named {ws[0].rsplit('-', 3)[0]}-WORK-wN-m1|mcpu")
+        print(f"  {g:18} the {len(ws)} workloads above named {ws[0].split('-')[0]}-* (only when named)")
     print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
     named = [s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS]
     print("  only when named, scx_vrq with named flags (variants of its defaults):",
@@ -211,8 +211,8 @@ def parser():
     r.add_argument("--runs", type=int, help="runs per workload and scheduler (a verdict needs 4; a claim, 20: "
                    "bench/README.md)")
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
-    r.add_argument("--workloads", help="comma-separated (bench list); default all but the stress-* and the surface's "
-                   "points; reqlat-surface: every point of the request/worker surface")
+    r.add_argument("--workloads", help="comma-separated (bench list); default all but those only when named; "
+                   "reqlat-surface: every point of the request/worker surface; frames: the four frame-pacing loads")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")

@@ -35,8 +35,8 @@ class Background:
     as a session of its own, as from another login; with `bench run --cgroups sessions` also in a
     session scope cgroup of its own (vrqbench/sessions.py), removed when it stops."""
 
-    def __init__(self, ctx, cmd, nice_idle=False):
-        prefix = ["chrt", "-i", "0"] if nice_idle else []
+    def __init__(self, ctx, cmd, nice_idle=False, nice=0):
+        prefix = (["chrt", "-i", "0"] if nice_idle else []) + (["nice", "-n", str(nice)] if nice else [])
         self.sessions = ctx.get("sessions")
         self.scope = self.sessions.new_scope() if self.sessions else None
         self.proc = subprocess.Popen(prefix + ["/bin/sh", "-c", f"while :; do {cmd}; done"],
@@ -196,6 +196,36 @@ def interactive(jobs_per_cpu):
     return run
 
 
+FRAME_WORK_US = 4000  # a quarter of a 60 Hz frame: a game's or compositor's main thread with room to spare
+
+
+def frames(load):
+    """Frame pacing (issue 29): a 60 Hz loop doing FRAME_WORK_US of CPU per frame (bench/src/frames.c)
+    while `load` runs: "alone", "build" (make -j(2 x CPUs) over and over), "nice19" (2 x CPUs CPU hogs at
+    nice 19) or "forks" (CPUs shell loops forking /bin/true). Frames late (done after the next vsync),
+    vsyncs dropped, frame time p50/p99/max and wake-up delay p99 in µs (lower is better)."""
+
+    def run(ctx):
+        ncpu, cb = ctx["ncpu"], ctx.get("codebase")
+        loads = {"alone": lambda: [],
+                 "build": lambda: [Background(ctx, f"make -s -C {cb} clean >/dev/null; make -s -k -C {cb} "
+                                                   f"-j{2 * ncpu} prog >/dev/null")],
+                 "nice19": lambda: [Background(ctx, ":", nice=19) for _ in range(2 * ncpu)],
+                 "forks": lambda: [Background(ctx, "/bin/true") for _ in range(ncpu)]}[load]()
+        try:
+            if loads:
+                time.sleep(1)
+            out = _sh([f"{ctx['probes']}/frames", str(ctx["secs"]), str(FRAME_WORK_US)]).stdout
+        finally:
+            for b in loads:
+                b.stop()
+        vals = dict(kv.split("=") for kv in out.split())
+        return {"frame_p99_us": int(vals["frame_p99"]), "frame_p50_us": int(vals["frame_p50"]),
+                "frame_max_us": int(vals["frame_max"]), "wake_p99_us": int(vals["wake_p99"]),
+                "late": int(vals["late"]), "dropped": int(vals["dropped"]), "frames": int(vals["frames"])}
+    return run
+
+
 def forkwait(ctx):
     """The delayed-migration RFC's fork/wait pattern: fork -> exec /bin/true -> wait, children per
     second (higher)."""
@@ -266,6 +296,12 @@ WORKLOADS = {
                        "desc": "CPU hog beside make -j(4 x CPUs)", "instrument": TIMING, "codebase": True},
     "interactive-16x": {"run": interactive(16), "primary": "rate", "higher": True,
                         "desc": "CPU hog beside make -j(16 x CPUs)", "instrument": TIMING, "codebase": True},
+    **{f"frames-{load}": {"run": frames(load), "primary": "frame_p99_us", "higher": False,
+                          "desc": f"60 Hz frames of 4 ms CPU {desc}", "instrument": TIMING,
+                          "percentiles": ["frame_p50_us", "frame_p99_us", "wake_p99_us", "late", "dropped"],
+                          "named": True, "group": "frames", **({"codebase": True} if load == "build" else {})}
+       for load, desc in (("alone", "alone"), ("build", "beside make -j(2 x CPUs)"),
+                          ("nice19", "beside 2 x CPUs nice-19 hogs"), ("forks", "beside CPUs fork/exec loops"))},
     "forkwait": {"run": forkwait, "primary": "rate", "higher": True, "desc": "fork -> exec -> wait chain",
                  "instrument": THROUGHPUT},
     # the loads the default --queue was chosen on (docs/measured.md)
@@ -288,7 +324,8 @@ WORKLOADS.update({
 })
 
 # names that select several workloads at once (--workloads)
-WORKLOAD_GROUPS = {"reqlat-surface": [name for name, spec in WORKLOADS.items() if spec.get("group") == "reqlat-surface"]}
+WORKLOAD_GROUPS = {g: [name for name, spec in WORKLOADS.items() if spec.get("group") == g]
+                   for g in ("reqlat-surface", "frames")}
 
 # what `bench run` measures when --workloads is not given
 DEFAULT_WORKLOADS = [name for name, spec in WORKLOADS.items() if not spec.get("named")]
