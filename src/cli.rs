@@ -379,7 +379,7 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "group-accounting",
-        "session against off at 4be6eb8 (2026-11-26): [2026-11-26-group-hog](docs/results/2026-11-26-group-hog/report.md) (the hog beside a build off 0.58x the defaults' rate), [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md) (pipe 5.9% faster off); hackbench at 1e291d8: [2026-11-24-group-hackbench](docs/results/2026-11-24-group-hackbench/report.md)",
+        "session against off at 4be6eb8 (2026-11-26): [2026-11-26-group-hog](docs/results/2026-11-26-group-hog/report.md) (the hog beside a build off 0.58x the defaults' rate), [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md) (pipe 5.9% faster off); hackbench at 1e291d8: [2026-11-24-group-hackbench](docs/results/2026-11-24-group-hackbench/report.md); cgroup against session under systemd's layout at 36e44b5 (2026-11-26): [2026-11-26-cgroup-default-parallel](docs/results/2026-11-26-cgroup-default-parallel/report.md) (builds level), [2026-11-26-cgroup-default-instructions](docs/results/2026-11-26-cgroup-default-instructions/report.md) (pipe 1.13x session's), [2026-11-26-cgroup-alone](docs/results/2026-11-26-cgroup-alone/report.md) (hackbench level since 6cbacf6)",
     ),
 ];
 
