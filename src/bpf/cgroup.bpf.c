@@ -279,6 +279,15 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 sli
 		stat_inc(VRQ_STAT_CGROUP_IDLE_RUN);
 		return 0;
 	}
+	/*
+	 * A cgroup whose share is the whole machine (no sibling on its path has runnable tasks) competes
+	 * with nothing the stretch weighs it against: its tasks keep BFS's order, as a session group alone
+	 * keeps it (vrq_group_multiplier). Stretched by its count of runnable tasks, which swings from a
+	 * handful to hundreds within a few turns (hackbench), the deadlines of its own tasks differed by
+	 * when each renewed: hackbench ran 1.33x slower than under session groups (2026-11-26, 36e44b5).
+	 */
+	if (share >= VRQ_CGROUP_SHARE_ONE)
+		return 0;
 	nr = leaf->nr_runnable;
 	turn = vrq_cgroup_turn(clock_slice_ns, slice_ns, tick_ns());
 	stretch = vrq_cgroup_stretch(turn, nr > 0 ? nr : 1, nr_online_cpus, share);
