@@ -27,7 +27,7 @@
 struct cgroup_node {
 	u64 parent;		/* the parent's id (0: this is the root) */
 	s64 nr_runnable;	/* runnable tasks in this cgroup itself */
-	s64 subtree_runnable;	/* ... in it and its descendants */
+	s64 subtree_runnable;	/* nr_runnable plus its children that have any in their subtrees (count_runnable) */
 	s64 active_weight;	/* the weights its children with runnable tasks added */
 	u64 counted_weight;	/* the weight this cgroup added to its parent's active_weight (0: none) */
 	u64 vtime;		/* its virtual time: CPU used over its share (policy.h: vrq_cgroup_vtime_delta) */
@@ -137,9 +137,14 @@ __hidden int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle)
 }
 
 /*
- * @delta (+1 or -1) runnable tasks in cgroup @id: its own count, and every ancestor's subtree count; a
- * subtree that gains its first runnable task adds its weight to its parent's active_weight, one that
- * loses its last takes it back.
+ * @delta (+1 or -1) runnable tasks in cgroup @id: its own count, and its subtree count -- its own
+ * runnable tasks plus its children whose subtrees have any; a subtree that gains its first adds its
+ * weight to its parent's active_weight and counts itself in the parent's subtree count, one that loses
+ * its last takes both back. Only those transitions go up a level: a wake-up or sleep in a cgroup that
+ * keeps runnable tasks (a pipe's two ends in one session scope) touches its own node alone, not every
+ * ancestor's (the walk to the root cost a pipe's round trip 12%, 2026-11-26). Each transition is seen
+ * by exactly one CPU (the atomic add's old value), so the parent gets one +1 and one -1 per pair
+ * whatever the order they arrive in.
  */
 static __always_inline void count_runnable(u64 id, s64 delta)
 {
@@ -159,6 +164,8 @@ static __always_inline void count_runnable(u64 id, s64 delta)
 			count_weight(node, true);
 		else if (delta < 0 && before == 1)
 			count_weight(node, false);
+		else
+			break;	/* still active, or still idle: nothing changes above */
 		if (!node->parent || !(node = bpf_map_lookup_elem(&cgroup_nodes, &node->parent)))
 			break;
 	}
@@ -279,6 +286,15 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 sli
 		stat_inc(VRQ_STAT_CGROUP_IDLE_RUN);
 		return 0;
 	}
+	/*
+	 * A cgroup whose share is the whole machine (no sibling on its path has runnable tasks) competes
+	 * with nothing the stretch weighs it against: its tasks keep BFS's order, as a session group alone
+	 * keeps it (vrq_group_multiplier). Stretched by its count of runnable tasks, which swings from a
+	 * handful to hundreds within a few turns (hackbench), the deadlines of its own tasks differed by
+	 * when each renewed: hackbench ran 1.33x slower than under session groups (2026-11-26, 36e44b5).
+	 */
+	if (share >= VRQ_CGROUP_SHARE_ONE)
+		return 0;
 	nr = leaf->nr_runnable;
 	turn = vrq_cgroup_turn(clock_slice_ns, slice_ns, tick_ns());
 	stretch = vrq_cgroup_stretch(turn, nr > 0 ? nr : 1, nr_online_cpus, share);
