@@ -286,12 +286,21 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 sli
 		stat_inc(VRQ_STAT_CGROUP_IDLE_RUN);
 		return 0;
 	}
+	/* a competing cgroup is never further behind than the lag bound */
+	leaf->vtime = vrq_cgroup_vtime_floor(leaf->vtime, vtime_max, VRQ_CGROUP_LAG_MAX_NS);
+	tctx->cg.lag = vrq_cgroup_lag(leaf->vtime, vtime_max, VRQ_CGROUP_LAG_MAX_NS);
+	if (rate > VRQ_RATE_ONE)
+		tctx->cg.lag = tctx->cg.lag * rate / VRQ_RATE_ONE;
+	if (tctx->cg.lag)
+		stat_inc(VRQ_STAT_CGROUP_LAGGED);
 	/*
 	 * A cgroup whose share is the whole machine (no sibling on its path has runnable tasks) competes
 	 * with nothing the stretch weighs it against: its tasks keep BFS's order, as a session group alone
 	 * keeps it (vrq_group_multiplier). Stretched by its count of runnable tasks, which swings from a
 	 * handful to hundreds within a few turns (hackbench), the deadlines of its own tasks differed by
 	 * when each renewed: hackbench ran 1.33x slower than under session groups (2026-11-26, 36e44b5).
+	 * Its lag still counts, at every renewal alike: a cgroup's tasks renewed at share 1 without it and
+	 * at less with it would be ordered among themselves by up to the lag bound.
 	 */
 	if (share >= VRQ_CGROUP_SHARE_ONE)
 		return 0;
@@ -300,12 +309,5 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 sli
 	stretch = vrq_cgroup_stretch(turn, nr > 0 ? nr : 1, nr_online_cpus, share);
 	if (stretch > turn)
 		stat_inc(VRQ_STAT_CGROUP_STRETCHED);
-	/* a competing cgroup is never further behind than the lag bound */
-	leaf->vtime = vrq_cgroup_vtime_floor(leaf->vtime, vtime_max, VRQ_CGROUP_LAG_MAX_NS);
-	tctx->cg.lag = vrq_cgroup_lag(leaf->vtime, vtime_max, VRQ_CGROUP_LAG_MAX_NS);
-	if (rate > VRQ_RATE_ONE)
-		tctx->cg.lag = tctx->cg.lag * rate / VRQ_RATE_ONE;
-	if (tctx->cg.lag)
-		stat_inc(VRQ_STAT_CGROUP_LAGGED);
 	return stretch;
 }
