@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 enum { IDLE, REQUEST, DONE, QUIT };
 
 // One message thread and the workers it hands requests to (workers[first .. first + count - 1]).
@@ -45,15 +47,6 @@ static uint64_t work_loops, end_ns;
 static uint64_t *wake_us, *req_us;
 static long nsamples, cap;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile uint64_t sink;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
 {
@@ -63,15 +56,6 @@ static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
 static void futex_wake(_Atomic uint32_t *addr, int n)
 {
 	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
-}
-
-static void spin(uint64_t loops)
-{
-	uint64_t x = 0;
-
-	for (uint64_t i = 0; i < loops; i++)
-		x = x * 6364136223846793005ull + i;
-	sink = x;
 }
 
 static void *worker_main(void *arg)
@@ -110,35 +94,6 @@ static void hand_out(struct worker *w)
 	w->handed_at = now_ns();
 	atomic_store(&w->state, REQUEST);
 	futex_wake(&w->state, 1);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(const uint64_t *sorted, long n, double q)
-{
-	return n ? sorted[(long)(q * (n - 1))] : 0;
-}
-
-// Loops of spin() that take about @us on this CPU (best of a few timings, so that a preemption
-// during calibration does not shrink the work).
-static uint64_t calibrate(long us)
-{
-	uint64_t loops = 100000, best = UINT64_MAX;
-
-	for (int i = 0; i < 5; i++) {
-		uint64_t t0 = now_ns();
-
-		spin(loops);
-		uint64_t dt = now_ns() - t0;
-		if (dt < best)
-			best = dt;
-	}
-	return best ? loops * (uint64_t)us * 1000 / best : loops;
 }
 
 static void *msg_main(void *arg)
