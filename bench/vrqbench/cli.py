@@ -194,7 +194,7 @@ def cmd_list(_):
             shown = {"missing": "not installed", "pinned": "installed",
                      "unrecorded": "installed, version not recorded"}.get(
                 state, f"installed {state.split()[-1]}, not the pinned version (bench run reinstalls it)")
-            print(f"  {s:10} {crate:13} {PEER_VERSIONS[crate]:7} {shown}")
+            print(f"  {s:12} {crate:16} {PEER_VERSIONS[crate]:7} {shown}")
     return 0
 
 
