@@ -232,7 +232,7 @@ def markdown(plan, summary, machine):
                  f"3 or more runs.")
     if plan.get("cgroups") == "sessions":
         lines.append("cgroups: laid out as systemd lays out login sessions (`--cgroups sessions`): the measured "
-                     "programs in `user.slice/user-0.slice/session-1.scope`, each background load (a build beside "
+                     "programs in one session's scope under `user.slice/user-0.slice`, each background load (a build beside "
                      "a probe, SCHED_IDLE burners) in a session scope of its own, cpu controller on, every weight "
                      "100 (bench/vrqbench/sessions.py).")
     if plan.get("peer_versions"):

@@ -1,10 +1,10 @@
 """Login sessions as systemd lays them out in cgroup v2 (`bench run --cgroups sessions`).
 
-On a systemd machine every login session is a scope cgroup, `user.slice/user-UID.slice/session-N.scope`,
+On a systemd machine every login session is a scope cgroup, `user.slice/user-UID.slice/session-ID.scope`,
 with the cpu controller on from the root down, so the kernel's scheduler divides the CPU between
 sessions first (each at `cpu.weight` 100) and between a session's tasks second. The bench's VM boots
 without systemd: every process is in the root cgroup, which no cgroup-aware rule can tell apart. With
-this layout the runner and every workload's measured program run in `session-1.scope`, and each
+this layout the runner and every workload's measured program run in the first session's scope, and each
 background load (a build that keeps building, a CPU burner), which the workloads already start as a
 new Unix session, also gets a new scope, as a second login would. The scheduler under test is
 started by the runner, so its own process sits in the runner's scope (systemd would run it in
@@ -21,7 +21,8 @@ USER = "user-0.slice"
 
 
 class Sessions:
-    """`user.slice/user-0.slice/session-N.scope` made as each session starts; session 1 is the runner's."""
+    """`user.slice/user-0.slice/session-cK.scope` (logind's name for a session with no audit id) made as each
+    session starts; the first is the runner's."""
 
     def __init__(self):
         self.hierarchy = Hierarchy(USER_SLICE)
@@ -30,14 +31,14 @@ class Sessions:
 
     def setup(self):
         """Mount cgroup2 and enable cpu where nothing has, and move this process (the runner, whose
-        children the measured programs are) into session 1."""
+        children the measured programs are) into the first session's scope."""
         self.hierarchy.setup()
         self.runner = self.new_scope()
         self.runner.add(os.getpid())
         return self
 
     def new_scope(self):
-        return self.hierarchy.cgroup(os.path.join(USER, f"session-{next(self.numbers)}.scope"))
+        return self.hierarchy.cgroup(os.path.join(USER, f"session-c{next(self.numbers)}.scope"))
 
     def teardown(self):
         """Back to the root cgroup, every scope removed (their processes, if any, moved to the root)."""
