@@ -4,6 +4,7 @@ exits in its log, CPU hotplug."""
 import os
 import re
 import subprocess
+import time
 
 from .env import nr_cpus
 
@@ -77,6 +78,17 @@ def scx_exits(since_lines=0):
             reason = line.rsplit("disabled (", 1)[1].rstrip().rstrip(")")
             exits.append((name, reason))
     return exits
+
+
+def exits_logged(since_lines=0, timeout=10):
+    """scx_exits(since_lines), waiting up to `timeout` seconds for the first: the kernel logs an exit at
+    the end of its disabling work, a moment after the scheduler's state has left "enabled"."""
+    deadline = time.monotonic() + timeout
+    while True:
+        exits = scx_exits(since_lines)
+        if exits or time.monotonic() >= deadline:
+            return exits
+        time.sleep(0.2)
 
 
 def ejections(since_lines=0, restarts_expected=False):
