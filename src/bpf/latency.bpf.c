@@ -81,6 +81,20 @@ static __always_inline u64 latency_waiters_rate(void)
 }
 
 /*
+ * The rate a turn that starts now is given (start_turn): the latency waiters' rate at this moment, or
+ * the clock's if faster. clock_rate follows the waiters only on the tick (every 4 ms at HZ=250): a turn
+ * begun right after a latency waiter arrived -- the turn of the task that won the dispatch its kick
+ * caused -- got a whole rr_interval at the rate of before, and the waiter waited it out (a sleeper
+ * beside two hogs, --under-share-first false: 8.2 ms at every wake-up with a 2 ms target, 2026-11-26).
+ */
+__hidden u64 turn_rate(void)
+{
+	u64 rate = latency_waiters_rate();
+
+	return rate > clock_rate ? rate : clock_rate;
+}
+
+/*
  * Target latency: @p waits for a CPU, queued by its wake-up or, with --short-run-us, queued again as a
  * short runner (policy.h: vrq_short_runner): a latency waiter, counted toward the clock's rate.
  */
