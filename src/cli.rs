@@ -29,7 +29,8 @@ pub enum Profile {
     Default,
     /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
     /// --target-latency-ms 0 --short-run-us 0 --short-run-renew false --under-share-first false
-    /// --wake-credit 0 --sync-handoff false --preempt-local false --group-accounting off). What stays
+    /// --wake-credit 0 --sync-handoff false --preempt-local false --long-run-resume false
+    /// --group-accounting off). What stays
     /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
     Bfs,
 }
@@ -55,6 +56,8 @@ impl Profile {
                 "--sync-handoff",
                 "false",
                 "--preempt-local",
+                "false",
+                "--long-run-resume",
                 "false",
                 "--group-accounting",
                 "off",
@@ -195,6 +198,15 @@ pub struct Opts {
     /// its queue it goes straight onto this CPU, which reschedules in the wake-up's own path.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub preempt_local: bool,
+
+    /// Long runners resume after a wakee (true or false): a task whose runs between sleeps average
+    /// --short-run-us or more (every task with --short-run-us 0), preempted on its CPU by a task woken
+    /// there, runs again on that CPU right after the wakee instead of going back into its queue behind
+    /// every task queued since its turn began. A request worker that posts a result and is preempted by
+    /// the message thread it woke gets its next request without waiting a round. Off by default until
+    /// measured on builds and the whole request/worker surface (docs/design.md).
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
+    pub long_run_resume: bool,
 
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).

@@ -360,6 +360,29 @@ static void test_short_runner(void)
 }
 
 /*
+ * --long-run-resume: only a long runner, only preempted by a task woken on its CPU, never on its own
+ * wake-up, never with the rule off.
+ */
+static void test_long_run_resume(void)
+{
+	/* a worker averaging 10 ms runs preempted by the message thread it woke: resumes */
+	CHECK(vrq_long_run_resumes(1, 0, 1, MS(10), MS(6)));
+	/* exactly the limit is a long runner (vrq_short_runner: below it is short) */
+	CHECK(vrq_long_run_resumes(1, 0, 1, MS(6), MS(6)));
+	/* a short runner (1 ms requests): the latency waiters' rules serve it, queued by its deadline */
+	CHECK(!vrq_long_run_resumes(1, 0, 1, MS(1), MS(6)));
+	/* queued by its own wake-up, or preempted by no wakee (its slice ran out, a kick for another
+	 * CPU's task): the queue's order */
+	CHECK(!vrq_long_run_resumes(1, 1, 1, MS(10), MS(6)));
+	CHECK(!vrq_long_run_resumes(1, 0, 0, MS(10), MS(6)));
+	/* the rule off */
+	CHECK(!vrq_long_run_resumes(0, 0, 1, MS(10), MS(6)));
+	/* --short-run-us 0: no task is a short runner, every one is long, even one never averaged */
+	CHECK(vrq_long_run_resumes(1, 0, 1, 0, 0));
+	CHECK(vrq_long_run_resumes(1, 0, 1, US(50), 0));
+}
+
+/*
  * A short runner's slice renewed at a run's end (--short-run-renew): only a short runner, only with
  * less slice left than its average run, never a slice already used up (renewed anyway).
  */
@@ -1069,6 +1092,7 @@ int main(void)
 		{ "delay_placement", test_delay_placement },
 		{ "delay_expired", test_delay_expired },
 		{ "wake_handoff", test_wake_handoff },
+		{ "long_run_resume", test_long_run_resume },
 		{ "sticky", test_sticky },
 		{ "sticky_claim_lapses", test_sticky_claim_lapses },
 		{ "hist_bucket", test_hist_bucket },

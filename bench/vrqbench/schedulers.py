@@ -90,6 +90,8 @@ SCHEDULERS = {
     "vrq-under-share-off": {"cmd": _vrq("--under-share-first", "false"), "vrq": True, "variant": True},
     # the target latency off (the default until 215a64e, 2026-11-23)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
+    # a long runner preempted by its CPU's wakee runs right after it (--long-run-resume, off by default; issue 29)
+    "vrq-long-run-resume": {"cmd": _vrq("--long-run-resume", "true"), "vrq": True, "variant": True},
     # A/A runs: the same scheduler under another name, to check that the verdict rule calls a scheduler level
     # with itself (issue 27). eevdf-again starts nothing, as eevdf (the runner keys on cmd None, not on the
     # name); vrq-llc-again is vrq-llc's command

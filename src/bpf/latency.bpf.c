@@ -198,6 +198,27 @@ __hidden bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tc
 }
 
 /*
+ * --long-run-resume (policy.h: vrq_long_run_resumes): @p, queued again on @cpu, is the task a task woken
+ * there has just preempted (it is still the CPU's current task: this enqueue is its switch-out), and a long
+ * runner: it goes onto this CPU's local queue behind the wakee, which the preemption put there or
+ * dispatch took, and runs as soon as the wakee is done, with the slice it has. Not while a higher
+ * class holds the CPU (cpu_release hands that queue back). True: inserted.
+ */
+__hidden bool resume_after_wakee(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u64 enq_flags)
+{
+	struct cpu_ctx *cctx;
+
+	if (!long_run_resume || cpu != bpf_get_smp_processor_id() || !(cctx = cpu_ctx_of(cpu)) || cctx->released)
+		return false;
+	if (!vrq_long_run_resumes(long_run_resume, enq_flags & SCX_ENQ_WAKEUP, cctx->waker_preempted && scx_bpf_task_running(p),
+				  tctx->avg_run_ns, short_run_ns))
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
+	stat_inc(VRQ_STAT_LONG_RUN_RESUME);
+	return true;
+}
+
+/*
  * Short runners: @p's run ends when it sleeps, or when a task it woke preempts it here (a request
  * queue's hand-off: the worker would have slept but for the preemption). Average it, start a new one.
  * With --short-run-renew, a slice left shorter than that average counts as used up

@@ -614,6 +614,21 @@ static __always_inline int vrq_should_renew_short_run(s64 slice_left_ns, u64 avg
 }
 
 /*
+ * --long-run-resume: a task preempted on its CPU by a task woken there (@by_wakee) goes back onto that
+ * CPU to run right after the wakee, ahead of its queue, when it is a long runner (@avg_ns, its average
+ * run between sleeps, at least @limit_ns, --short-run-us; every task when that is 0). A request
+ * worker that posts its result wakes its message thread, which preempts it to hand it the next request:
+ * queued again by its deadline -- renewed as its turn began, so behind every task queued since -- it
+ * waited a round of the queue for a request it already had (10 ms requests, 4 workers per CPU: wake-up
+ * p99 6x EEVDF's). Short runners are served by the latency waiters' rules instead; a task enqueued by its
+ * own wake-up (@woken) was not preempted.
+ */
+static __always_inline int vrq_long_run_resumes(int enabled, int woken, int by_wakee, u64 avg_ns, u64 limit_ns)
+{
+	return enabled && !woken && by_wakee && avg_ns >= limit_ns;
+}
+
+/*
  * What the queues' clock gains on real time over @since ns at @rate. At most VRQ_CLOCK_GAIN_MAX_NS of
  * real time counts: the rate is set by the tick, so after a long stretch without one it is stale, and
  * a month at 16x would overflow the product.

@@ -398,6 +398,35 @@ def test_target_latency(r, secs, target_ms=2):
              f"false, beside 2 hogs waking every {TURN_END_SLEEP_US // 1000} ms: {sleeper_turns}, {turn_ends}")
 
 
+def test_long_run_resume(r, secs):
+    """--long-run-resume: reqlat with 10 ms requests and 4 workers per CPU (one message thread). A worker
+    that posts its result wakes the message thread, which preempts it to hand it the next request; the
+    worker, a long runner (10 ms runs), then runs again right after the message thread instead of
+    queueing behind every worker queued since its turn began. Off (the default) nothing resumes; on, the
+    workers do, and their wait for the next request (reqlat's wake-up p99, guest time on the
+    instruction clock) is under half of what it is off (single runs, 2026-11-26: 0.08-0.40x EEVDF's
+    against 2.1-6.2x off at 10 and 100 ms requests)."""
+    reqlat = os.path.join(REPO, "target", "bench", "reqlat")
+    runs = {}
+    for on in (False, True):
+        with loaded("--long-run-resume", "true" if on else "false", name=f"long-run-resume-{on}"), \
+                Stats() as stats:
+            stats.read()
+            out = subprocess.run([reqlat, str(secs), str(4 * nr_cpus()), "10000", "1"], capture_output=True,
+                                 text=True, timeout=secs * 10 + 60).stdout.strip()
+            fields = {k: float(v) for k, v in (f.split("=", 1) for f in out.split() if "=" in f)}
+            runs[on] = (fields, stats.read().get("long_run_resumes", 0), out)
+    (off, resumed_off, out_off), (on, resumed_on, out_on) = runs[False], runs[True]
+    detail = f"on: {resumed_on} resumed, {out_on}; off: {resumed_off} resumed, {out_off}"
+    r.check("long-run-resume/off (the default): no task resumes after a wakee", resumed_off == 0, detail)
+    r.check("long-run-resume/on: 10 ms request workers preempted by their message thread resume",
+            resumed_on > 0, detail)
+    p99_on, p99_off = on.get("wake_p99", float("inf")), off.get("wake_p99", 0)
+    r.check("long-run-resume/on: the workers' wake-up p99 under half of it off", p99_on < p99_off / 2,
+            f"p99 {p99_on:.0f} us on, {p99_off:.0f} us off")
+    r.figure(f"long-run-resume, reqlat 10 ms x {4 * nr_cpus()} workers, 1 message thread, {secs} s: {detail}")
+
+
 WAKELAT = os.path.join(REPO, "target", "bench", "wakelat")
 
 
@@ -515,7 +544,7 @@ def test_latency_histograms(r, mode, c):
 
 
 QUEUE_MODES = ("global", "llc", "cpu")
-FEATURES = ("yield", "group", "depth", "target", "sleeper")
+FEATURES = ("yield", "group", "depth", "target", "sleeper", "resume")
 
 
 def parts(ap, flag, arg, known):
@@ -561,7 +590,7 @@ def main():
         problems = kernel_log_problems(mark)
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     feature_tests = {"yield": test_yield_type, "group": test_group_accounting, "depth": test_fork_depth_penalty,
-                     "target": test_target_latency, "sleeper": test_sleeper}
+                     "target": test_target_latency, "sleeper": test_sleeper, "resume": test_long_run_resume}
     for feature in features:
         feature_tests[feature](r, opts.share_secs // 2)
     r.finish("scheduler")
