@@ -390,6 +390,10 @@ pub const MEASURED: &[(&str, &str)] = &[
         "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.67x the defaults'; the hog beside a build level: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
     ),
     (
+        "long-run-resume",
+        "on against off at c13047b (2026-11-26), five points of the request/worker surface: [2026-11-26-long-run-resume](docs/results/2026-11-26-long-run-resume/report.md) (10 and 100 ms requests' wake-up p99 0.04-0.80x EEVDF's against 2.1-5.9x off; request p99 at 4 workers per CPU 1.21-1.25x against 1.15-1.16x off); builds not measured",
+    ),
+    (
         "group-accounting",
         "session against off at 4be6eb8 (2026-11-26): [2026-11-26-group-hog](docs/results/2026-11-26-group-hog/report.md) (the hog beside a build off 0.58x the defaults' rate), [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md) (pipe 5.9% faster off); hackbench at 1e291d8: [2026-11-24-group-hackbench](docs/results/2026-11-24-group-hackbench/report.md); cgroup against session under systemd's layout at 36e44b5 (2026-11-26): [2026-11-26-cgroup-default-parallel](docs/results/2026-11-26-cgroup-default-parallel/report.md) (builds level), [2026-11-26-cgroup-default-instructions](docs/results/2026-11-26-cgroup-default-instructions/report.md) (pipe 1.13x session's), [2026-11-26-cgroup-alone](docs/results/2026-11-26-cgroup-alone/report.md) (hackbench level since 6cbacf6)",
     ),
