@@ -44,8 +44,8 @@ import threading
 import time
 
 from vrqtest import (HOG, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, ejections, exits_logged, flag_default,
-                     kernel_hz, kernel_log_problems, log, nr_cpus, runtime_ns, scx_exits, scx_ops, scx_state,
-                     stalled_tasks, stop_all, wait_for, wait_started)
+                     kernel_hz, kernel_log_problems, log, nr_cpus, probe_fields, runtime_ns, scx_exits, scx_ops,
+                     scx_state, stalled_tasks, stop_all, wait_for, wait_started)
 from vrqtest.cgroup import (Hierarchy, cgroup_of, remove_tree, scx_cgroup_idle_supported,
                             scx_deadline_server)
 
@@ -101,11 +101,6 @@ while last - t0 < secs:
     last = now
 print(f"gap_ms={gap * 1000:.1f} cpu={(time.process_time() - c0) / (last - t0):.4f}")
 """
-
-
-def fields(out):
-    """"k=v k=v" as {k: float}."""
-    return {k: float(v) for k, v in (f.split("=", 1) for f in out.split() if "=" in f)}
 
 
 def go(procs):
@@ -460,7 +455,7 @@ def case_sleeper(run):
         p = c.python(light, SLEEPER, o.share_secs, 1, 10)
         go([p])
         out, _ = p.communicate(timeout=o.share_secs * 20 + 120)
-        w = fields(out)
+        w = probe_fields(out)
         p99 = w.get("p99")
         rr_ms = int(flag_default("--rr-interval-ms"))
         tick_ms = 1000 / kernel_hz()
@@ -656,8 +651,8 @@ def case_rt(run):
             fifo = subprocess.Popen(["taskset", "-c", str(cpu), "chrt", "-f", "50", "/bin/sh", "-c", HOG])
             outs = [p.communicate(timeout=o.rt_secs * 20 + 120)[0] for p in gaps + [sleeper]]
             counted = run.counters()
-            g = [fields(x) for x in outs[:-1]]
-            s = fields(outs[-1])
+            g = [probe_fields(x) for x in outs[:-1]]
+            s = probe_fields(outs[-1])
             gap_max = max((x.get("gap_ms", float("inf")) for x in g), default=float("inf"))
             late_max_ms = s.get("max", float("inf")) / 1000
             fifo_cpu = runtime_ns(fifo.pid) / 1e9

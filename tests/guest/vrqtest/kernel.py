@@ -4,9 +4,8 @@ exits in its log, CPU hotplug."""
 import os
 import re
 import subprocess
-import time
 
-from .env import nr_cpus
+from .env import nr_cpus, wait_for
 
 SCX_SYSFS = "/sys/kernel/sched_ext"
 
@@ -83,12 +82,8 @@ def scx_exits(since_lines=0):
 def exits_logged(since_lines=0, timeout=10):
     """scx_exits(since_lines), waiting up to `timeout` seconds for the first: the kernel logs an exit at
     the end of its disabling work, a moment after the scheduler's state has left "enabled"."""
-    deadline = time.monotonic() + timeout
-    while True:
-        exits = scx_exits(since_lines)
-        if exits or time.monotonic() >= deadline:
-            return exits
-        time.sleep(0.2)
+    wait_for(lambda: scx_exits(since_lines), timeout)
+    return scx_exits(since_lines)
 
 
 def ejections(since_lines=0, restarts_expected=False):

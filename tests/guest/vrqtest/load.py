@@ -122,3 +122,9 @@ def inject_perf(scaled):
         while time.monotonic() < end:
             pass
     os.sched_setaffinity(0, mask)
+
+
+def probe_fields(out):
+    """A probe's "k=v k=v" line (reqlat, wakelat, the suites' own probes) as {k: float}; words without
+    "=" are skipped."""
+    return {k: float(v) for k, v in (f.split("=", 1) for f in out.split() if "=" in f)}
