@@ -30,7 +30,7 @@ pub enum Profile {
     /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
     /// --target-latency-ms 0 --short-run-us 0 --short-run-renew false --under-share-first false
     /// --wake-credit 0 --sync-handoff false --preempt-local false --long-run-resume false
-    /// --group-accounting off). What stays
+    /// --waker-waits false --group-accounting off). What stays
     /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
     Bfs,
 }
@@ -58,6 +58,8 @@ impl Profile {
                 "--preempt-local",
                 "false",
                 "--long-run-resume",
+                "false",
+                "--waker-waits",
                 "false",
                 "--group-accounting",
                 "off",
@@ -207,6 +209,15 @@ pub struct Opts {
     /// measured on builds and the whole request/worker surface (docs/design.md).
     #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub long_run_resume: bool,
+
+    /// A task preempted by the task it woke waits as a latency waiter (true or false; needs a target
+    /// latency): queued again because its wakee took its CPU, it counts toward the target latency as a
+    /// woken task does, whatever its run length, so the turns ahead of it shorten; its place in the
+    /// queue stays its own. A request worker that posts a result is preempted by the message thread it
+    /// wakes, and has its next request: it waits as one woken, not a round of whole turns. Short runners
+    /// count anyway (--short-run-us).
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
+    pub waker_waits: bool,
 
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
@@ -392,6 +403,10 @@ pub const MEASURED: &[(&str, &str)] = &[
     (
         "long-run-resume",
         "on against off at c13047b (2026-11-26), five points of the request/worker surface: [2026-11-26-long-run-resume](docs/results/2026-11-26-long-run-resume/report.md) (10 and 100 ms requests' wake-up p99 0.04-0.80x EEVDF's against 2.1-5.9x off; request p99 at 4 workers per CPU 1.21-1.25x against 1.15-1.16x off); builds not measured",
+    ),
+    (
+        "waker-waits",
+        "on against off: not yet measured",
     ),
     (
         "group-accounting",

@@ -383,6 +383,24 @@ static void test_long_run_resume(void)
 }
 
 /*
+ * Latency waiters: woken tasks and short runners always, a task its wakee preempted only with
+ * --waker-waits -- and then whatever its run length; a CPU hog whose slice ran out never.
+ */
+static void test_latency_waiter(void)
+{
+	/* a woken task, a short runner queued again: with the rule on or off */
+	CHECK(vrq_latency_waiter(1, 0, 0, 0));
+	CHECK(vrq_latency_waiter(0, 1, 0, 0));
+	CHECK(vrq_latency_waiter(0, 1, 0, 1));
+	/* a 10 ms worker preempted by the message thread it woke: only with the rule */
+	CHECK(vrq_latency_waiter(0, 0, 1, 1));
+	CHECK(!vrq_latency_waiter(0, 0, 0, 1));
+	/* a CPU hog queued again after its turn, or preempted by another CPU's wakee: never */
+	CHECK(!vrq_latency_waiter(0, 0, 1, 0));
+	CHECK(!vrq_latency_waiter(0, 0, 0, 0));
+}
+
+/*
  * A short runner's slice renewed at a run's end (--short-run-renew): only a short runner, only with
  * less slice left than its average run, never a slice already used up (renewed anyway).
  */
@@ -1093,6 +1111,7 @@ int main(void)
 		{ "delay_expired", test_delay_expired },
 		{ "wake_handoff", test_wake_handoff },
 		{ "long_run_resume", test_long_run_resume },
+		{ "latency_waiter", test_latency_waiter },
 		{ "sticky", test_sticky },
 		{ "sticky_claim_lapses", test_sticky_claim_lapses },
 		{ "hist_bucket", test_hist_bucket },

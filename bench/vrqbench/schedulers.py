@@ -92,6 +92,12 @@ SCHEDULERS = {
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
     # a long runner preempted by its CPU's wakee runs right after it (--long-run-resume, off by default; issue 29)
     "vrq-long-run-resume": {"cmd": _vrq("--long-run-resume", "true"), "vrq": True, "variant": True},
+    # a task preempted by the task it woke counts as a latency waiter, whatever its run length (--waker-waits,
+    # off by default; issue 29)
+    "vrq-waker-waits": {"cmd": _vrq("--waker-waits", "true"), "vrq": True, "variant": True},
+    # both rules for a task its wakee preempts: it counts as a latency waiter and, a long runner, resumes
+    "vrq-waker-waits-resume": {"cmd": _vrq("--waker-waits", "true", "--long-run-resume", "true"), "vrq": True,
+                               "variant": True},
     # A/A runs: the same scheduler under another name, to check that the verdict rule calls a scheduler level
     # with itself (issue 27). eevdf-again starts nothing, as eevdf (the runner keys on cmd None, not on the
     # name); vrq-llc-again is vrq-llc's command

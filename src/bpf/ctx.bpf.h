@@ -33,9 +33,10 @@ struct cpu_ctx {
 						 * latency, a woken task that waits ends the longest turn
 						 * (end_longest_turn) */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
-	u8 waker_preempted;			/* short runners: a task woken by the one running here
-						 * preempts it (preempt_for_wakeup); its run ends there.
-						 * start_turn clears it */
+	u8 waker_preempted;			/* a task woken by the one running here preempts it
+						 * (preempt_for_wakeup): a short runner's run ends there;
+						 * --waker-waits, --long-run-resume read it. start_turn
+						 * clears it */
 	u8 released;				/* a higher class (real-time, deadline) holds this CPU:
 						 * cpu_release sets it, cpu_acquire clears it
 						 * (cpu_release.bpf.c) */

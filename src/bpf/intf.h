@@ -150,6 +150,8 @@ enum vrq_stat {
 	VRQ_STAT_REENQUEUED,		/* tasks handed back from a taken CPU's local queue, queued again to run elsewhere */
 	VRQ_STAT_LONG_RUN_RESUME,	/* long runners preempted by a task woken on their CPU, run again right
 					 * after it (--long-run-resume) */
+	VRQ_STAT_WAKER_WAIT,		/* tasks preempted by the task they woke, neither woken nor short
+					 * runners, that counted as latency waiters (--waker-waits) */
 	VRQ_NR_STATS,
 };
 

@@ -33,6 +33,7 @@ const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners cou
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
 const volatile bool under_share_first = true;	/* a task waking under its CPU share goes first */
 const volatile bool long_run_resume = false;	/* a long runner preempted by its CPU's wakee runs right after it */
+const volatile bool waker_waits = false;	/* a task preempted by its wakee counts as a latency waiter */
 const volatile u32 wake_credit = 0;		/* % of the offset; 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
@@ -72,7 +73,7 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
  * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
  * keep its CPU. Steps: take the wake-up hand-off (wake_sync); ready it (ready_to_queue); SCX_ENQ_LAST:
  * keep it on its CPU (keep_on_cpu); a long runner its CPU's wakee preempted runs after it
- * (resume_after_wakee, --long-run-resume); else insert it into its CPU's queue by priodl; delayed migration
+ * (preempted_by_wakee, resume_after_wakee, --long-run-resume); else insert it into its CPU's queue by priodl; delayed migration
  * (hold_for_delay); a task still running with slice left needs no CPU; else kick_idle_or_preempt. Reads
  * delay.scaled_cpu (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
  * delay.waker / delay.gen and the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
@@ -82,7 +83,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 q = queue_of_cpu(cpu);
-	bool sync_wakeup;
+	bool sync_wakeup, by_wakee;
 	u64 priodl;
 
 	if (!tctx) {
@@ -100,14 +101,15 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_inc(VRQ_STAT_KEEP_LAST);
 		return;
 	}
-	if (resume_after_wakee(p, tctx, cpu, enq_flags))
+	by_wakee = preempted_by_wakee(p, cpu, enq_flags);
+	if (resume_after_wakee(p, tctx, cpu, enq_flags, by_wakee))
 		return;
 	if ((enq_flags & SCX_ENQ_WAKEUP) && preempt_local_direct(p, tctx, priodl, sync_wakeup, enq_flags)) {
-		count_latency_waiter(tctx, enq_flags);
+		count_latency_waiter(tctx, enq_flags, false);
 		return;
 	}
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
-	count_latency_waiter(tctx, enq_flags);
+	count_latency_waiter(tctx, enq_flags, by_wakee);
 	if (hold_for_delay(tctx, cpu))
 		return;
 	/*

@@ -614,6 +614,21 @@ static __always_inline int vrq_should_renew_short_run(s64 slice_left_ns, u64 avg
 }
 
 /*
+ * Latency waiters (--target-latency-ms): a task queued for a CPU counts toward the clock's rate -- its
+ * wait bounded by the target -- when it was woken (@woken), when it is a short runner queued again
+ * (@short_runner, --short-run-us), and with --waker-waits when the task it woke has just preempted it
+ * on its CPU (@by_wakee), whatever its run length. That preemption is a hand-off: the worker that posts
+ * its result wakes its message thread, which preempts it to hand it the next request -- the worker has
+ * what it waited for, as a woken task has, and would otherwise wait as a CPU hog waits, a round of
+ * whole turns (10 ms requests, 4 workers per CPU: wake-up p99 6x EEVDF's). It moves no deadline: its
+ * place in the queue is what it had, only the turns before it shorten.
+ */
+static __always_inline int vrq_latency_waiter(int woken, int short_runner, int waker_waits, int by_wakee)
+{
+	return woken || short_runner || (waker_waits && by_wakee);
+}
+
+/*
  * --long-run-resume: a task preempted on its CPU by a task woken there (@by_wakee) goes back onto that
  * CPU to run right after the wakee, ahead of its queue, when it is a long runner (@avg_ns, its average
  * run between sleeps, at least @limit_ns, --short-run-us; every task when that is 0). A request
