@@ -98,6 +98,10 @@ SCHEDULERS = {
     # both rules for a task its wakee preempts: it counts as a latency waiter and, a long runner, resumes
     "vrq-waker-waits-resume": {"cmd": _vrq("--waker-waits", "true", "--long-run-resume", "true"), "vrq": True,
                                "variant": True},
+    # ... with turns half as long (--rr-interval-ms 3): how much of the request tail at 4 workers per CPU is
+    # the turn's length
+    "vrq-waker-waits-resume-rr3": {"cmd": _vrq("--waker-waits", "true", "--long-run-resume", "true",
+                                               "--rr-interval-ms", "3"), "vrq": True, "variant": True},
     # A/A runs: the same scheduler under another name, to check that the verdict rule calls a scheduler level
     # with itself (issue 27). eevdf-again starts nothing, as eevdf (the runner keys on cmd None, not on the
     # name); vrq-llc-again is vrq-llc's command
