@@ -406,7 +406,7 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "waker-waits",
-        "on against off: not yet measured",
+        "on against off at 506935e (2026-11-26), three points of the request/worker surface: [2026-11-26-waker-waits](docs/results/2026-11-26-waker-waits/report.md) (10 and 100 ms requests' wake-up p99 0.88-1.49x EEVDF's against 2.2-5.8x off, 0.03-0.70x with --long-run-resume; request p99 level, 1.27x worse with both at 4 workers per CPU); builds not measured",
     ),
     (
         "group-accounting",

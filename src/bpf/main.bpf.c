@@ -73,7 +73,8 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
  * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
  * keep its CPU. Steps: take the wake-up hand-off (wake_sync); ready it (ready_to_queue); SCX_ENQ_LAST:
  * keep it on its CPU (keep_on_cpu); a long runner its CPU's wakee preempted runs after it
- * (preempted_by_wakee, resume_after_wakee, --long-run-resume); else insert it into its CPU's queue by priodl; delayed migration
+ * (preempted_by_wakee, resume_after_wakee, --long-run-resume); else insert it into its CPU's queue by
+ * priodl, counted as a latency waiter if it is one (count_latency_waiter); delayed migration
  * (hold_for_delay); a task still running with slice left needs no CPU; else kick_idle_or_preempt. Reads
  * delay.scaled_cpu (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
  * delay.waker / delay.gen and the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
