@@ -206,13 +206,15 @@ __hidden bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tc
 /*
  * @p, queued again on @cpu and not by its wake-up, is the task a task woken there has just preempted: it
  * is still the CPU's current task (this enqueue is its switch-out) and the preemption was its wakee's
- * (count_local_preemption). Read by --long-run-resume and --waker-waits.
+ * (count_local_preemption). Read by --long-run-resume and --waker-waits; with both off, every enqueue
+ * skips the lookup.
  */
 __hidden bool preempted_by_wakee(struct task_struct *p __task, s32 cpu, u64 enq_flags)
 {
 	struct cpu_ctx *cctx;
 
-	if ((enq_flags & SCX_ENQ_WAKEUP) || cpu != bpf_get_smp_processor_id() || !(cctx = cpu_ctx_of(cpu)))
+	if (!(long_run_resume || waker_waits) || (enq_flags & SCX_ENQ_WAKEUP) || cpu != bpf_get_smp_processor_id() ||
+	    !(cctx = cpu_ctx_of(cpu)))
 		return false;
 	return cctx->waker_preempted && scx_bpf_task_running(p);
 }
@@ -229,9 +231,9 @@ __hidden bool resume_after_wakee(struct task_struct *p __task, struct task_ctx *
 {
 	struct cpu_ctx *cctx;
 
-	if (!long_run_resume || !by_wakee || !(cctx = cpu_ctx_of(cpu)) || cctx->released)
-		return false;
 	if (!vrq_long_run_resumes(long_run_resume, false, by_wakee, tctx->avg_run_ns, short_run_ns))
+		return false;
+	if (!(cctx = cpu_ctx_of(cpu)) || cctx->released)
 		return false;
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
 	stat_inc(VRQ_STAT_LONG_RUN_RESUME);
