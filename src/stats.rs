@@ -184,6 +184,7 @@ vrq_metrics! {
         cpu_released = vrq_stat_VRQ_STAT_CPU_RELEASED, "released": "A CPU taken by a higher scheduling class (real-time, deadline): its local queue handed back",
         cpu_reacquired = vrq_stat_VRQ_STAT_CPU_REACQUIRED, "reacquired": "... and given back to scx_vrq",
         reenqueued = vrq_stat_VRQ_STAT_REENQUEUED, "reenqueued": "Tasks handed back from a taken CPU's local queue and queued again to run elsewhere",
+        keep_served = vrq_stat_VRQ_STAT_KEEP_SERVED, "kept": "Tasks kept on a CPU a higher class waits for, by their slice: the kernel's sched_ext deadline server runs them there",
     },
     "hotplug" => {
         cpu_online = vrq_stat_VRQ_STAT_CPU_ONLINE, "online": "CPUs that came on line while loaded, kept without a restart (CPU hotplug)",

@@ -145,6 +145,45 @@ __hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, 
 }
 
 /*
+ * A task of a higher class (real-time, deadline) is runnable on this CPU, so this dispatch serves the
+ * kernel's sched_ext deadline server (7.0 on), which runs our tasks there for a share of each period.
+ * For the server an empty dispatch does not mean "keep prev through enqueue(SCX_ENQ_LAST)": it reads
+ * nothing to run and stops, and it starts again only when the CPU's count of sched_ext tasks rises from
+ * 0 -- never, while a task that may run only there waits (a per-CPU kworker, or any pinned task: the
+ * sched_ext watchdog then ejected the scheduler; in one boot the disabling itself hung behind a kworker
+ * preempted inside an RCU read section. Traced on 7.3.4, 2026-11-26, d500e25). False on kernels without
+ * scx_bpf_locked_rq, which have no such server.
+ */
+struct rq *scx_bpf_locked_rq(void) __ksym __weak;	/* 6.18 on; common.bpf.h declares it strong */
+
+static __always_inline bool higher_class_waits(void)
+{
+	struct rq *rq;
+
+	if (!bpf_ksym_exists(scx_bpf_locked_rq))
+		return false;
+	rq = scx_bpf_locked_rq();
+	return rq && BPF_CORE_READ(rq, nr_running) > BPF_CORE_READ(rq, scx.nr_running);
+}
+
+/*
+ * The task that just ran keeps the CPU by a new slice, which the kernel reads as "keep running prev":
+ * its priodl was refreshed by prev_keeps_cpu; no enqueue(SCX_ENQ_LAST) follows (see higher_class_waits).
+ */
+__hidden bool keep_served(s32 cpu, struct task_struct *prev __task)
+{
+	struct task_ctx *pctx = task_ctx_of(prev);
+
+	if (!pctx || !prev_may_stay(cpu, prev) || !higher_class_waits())
+		return false;
+	pctx->refreshed_cpu = 0;	/* no enqueue follows: nothing for ready_to_queue to take over */
+	prev->scx.slice = pctx->time_slice > 0 ? pctx->time_slice : rr_interval_ns;
+	keep_on_cpu(pctx, cpu_ctx_of(cpu), task_priodl(prev, pctx));
+	stat_inc(VRQ_STAT_KEEP_SERVED);
+	return true;
+}
+
+/*
  * Dispatch, step 4, the upgrade of BFS's upgradeable-lock experiment: only now lock the chosen queue, to
  * move its first task that may run here to this CPU. If another queue's task is gone by then, fall back
  * to this CPU's own queue. Records the queue's depth for the statistics.

@@ -148,6 +148,8 @@ enum vrq_stat {
 	VRQ_STAT_CPU_RELEASED,		/* a CPU taken by a higher class: its local queue handed back (cpu_release) */
 	VRQ_STAT_CPU_REACQUIRED,	/* ... and given back to scx_vrq (cpu_acquire) */
 	VRQ_STAT_REENQUEUED,		/* tasks handed back from a taken CPU's local queue, queued again to run elsewhere */
+	VRQ_STAT_KEEP_SERVED,		/* the task that just ran kept by its slice while a higher class waits on its
+					 * CPU: the kernel's sched_ext deadline server runs it (keep_served) */
 	VRQ_STAT_LONG_RUN_RESUME,	/* long runners preempted by a task woken on their CPU, run again right
 					 * after it (--long-run-resume) */
 	VRQ_STAT_WAKER_WAIT,		/* tasks preempted by the task they woke, neither woken nor short

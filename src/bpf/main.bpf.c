@@ -155,11 +155,16 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 	if (rescue_starved_sched_idle(cpu, own, now))
 		return;
 	find_best_head(cpu, own, &best);
-	if (prev && prev_keeps_cpu(cpu, prev, own, &best))
+	if (prev && prev_keeps_cpu(cpu, prev, own, &best)) {
+		keep_served(cpu, prev);	/* beside a higher class: by its slice, else enqueue(SCX_ENQ_LAST) */
 		return;
+	}
 	if (best.q != VRQ_NO_QUEUE)
 		count_sticky_passed(&best, best.priodl);
 	if (take_best(own, &best))
+		return;
+	/* the head was gone by the take: beside a higher class prev stays by its slice, as above */
+	if (prev && keep_served(cpu, prev))
 		return;
 	count_goidle(cpu, prev);
 }

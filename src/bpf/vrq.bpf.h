@@ -159,6 +159,7 @@ int kick_idle_or_preempt(struct task_struct *p __task, u64 priodl, bool wakeup, 
 bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now);
 int find_best_head(s32 cpu, u32 own, struct best_head *best);
 bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best);
+bool keep_served(s32 cpu, struct task_struct *prev __task);
 bool take_best(u32 own, const struct best_head *best);
 
 /* groups.bpf.c: group accounting and the fork-depth penalty */

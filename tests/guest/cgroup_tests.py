@@ -58,7 +58,7 @@ IDLE_SHARE_MAX = 0.01
 # A moved task's CPU time within this fraction of the mean of its new cgroup's other tasks.
 MOVED_TASK_TOLERANCE = 0.20
 # The stats counters of --group-accounting cgroup (issue 30); the scx_vrq halves read them.
-CGROUP_COUNTERS = ("cpu_released", "cpu_reacquired", "reenqueued", "cgroup_moves", "cgroups")
+CGROUP_COUNTERS = ("cpu_released", "cpu_reacquired", "reenqueued", "keep_served", "cgroup_moves", "cgroups")
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 # The probes print "ready" once the interpreter has started and begin at a line on stdin (Case.python):
@@ -186,10 +186,13 @@ class Run:
     def counter_check(self, case, what, c, key, cond, explain=""):
         if not self.scx:
             return True
+        if not c:
+            return self.r.check(self.name(case, what), False,
+                                f"no statistics to read '{key}' from: scx_vrq was not loaded when they were read "
+                                f"(loaded now: {self.loaded()})")
         if key not in c:
             return self.r.check(self.name(case, what), False,
-                                f"scx_vrq's stats have no '{key}' counter: the BPF side of --group-accounting cgroup "
-                                f"(issue 30) is not in this binary ({SCX_VRQ})")
+                                f"scx_vrq's stats have no '{key}' counter ({SCX_VRQ})")
         return self.r.check(self.name(case, what), cond(c[key]), f"{key}={c[key]}{' ' + explain if explain else ''}")
 
     def survived(self, case, mark, procs=()):
@@ -630,6 +633,15 @@ def stalled_pinned_task(mark, cpu):
     return None
 
 
+def ext_server_period_ms(cpu):
+    """The period of `cpu`'s sched_ext deadline server (debugfs; the kernel's default, 1 s, without it)."""
+    try:
+        with open(f"/sys/kernel/debug/sched/ext_server/cpu{cpu}/period") as f:
+            return int(f.read()) / 1e6
+    except (OSError, ValueError):
+        return 1000.0
+
+
 def case_rt(run):
     o, case = run.opts, "rt"
     cpu = nr_cpus() - 1
@@ -643,16 +655,21 @@ def case_rt(run):
             n_gap = nr_cpus() + 1
             gaps = [c.python(a, GAP_HOG, o.rt_secs) for _ in range(n_gap)]
             sleeper = c.python(b, SLEEPER, o.rt_secs, 1, 10)
-            go(gaps + [sleeper])
+            # a task that may run only on the CPU the real-time hog takes, as a per-CPU kworker there:
+            # in CI (2026-11-26, d500e25) one such stalled 14.8 s while the hogs above were runnable
+            pinned_sleeper = c.python(b, SLEEPER, o.rt_secs, 1, 100)
+            os.sched_setaffinity(pinned_sleeper.pid, {cpu})
+            go(gaps + [sleeper, pinned_sleeper])
             with open(RT_RUNTIME, "w") as f:
                 f.write("-1")
             run.counters()
             # in the root cgroup: a real-time task in a child cgroup would need CONFIG_RT_GROUP_SCHED's budget
             fifo = subprocess.Popen(["taskset", "-c", str(cpu), "chrt", "-f", "50", "/bin/sh", "-c", HOG])
-            outs = [p.communicate(timeout=o.rt_secs * 20 + 120)[0] for p in gaps + [sleeper]]
+            outs = [p.communicate(timeout=o.rt_secs * 20 + 120)[0] for p in gaps + [sleeper, pinned_sleeper]]
             counted = run.counters()
-            g = [probe_fields(x) for x in outs[:-1]]
-            s = probe_fields(outs[-1])
+            g = [probe_fields(x) for x in outs[:-2]]
+            s = probe_fields(outs[-2])
+            ps = probe_fields(outs[-1])
             gap_max = max((x.get("gap_ms", float("inf")) for x in g), default=float("inf"))
             late_max_ms = s.get("max", float("inf")) / 1000
             fifo_cpu = runtime_ns(fifo.pid) / 1e9
@@ -662,9 +679,11 @@ def case_rt(run):
             gaps_cpu = " ".join(f"{x.get('cpu', nan):.2f}" for x in g)
             text = (f"SCHED_FIFO hog on CPU {cpu} (RT throttling off) for {o.rt_secs} s ({fifo_cpu:.1f} CPU-s) beside "
                     f"{n_gap} normal hogs in A and a sleeper in B: hogs' longest gaps {gaps_ms} ms, CPU {gaps_cpu}; "
-                    f"sleeper p99 {s.get('p99', nan):.0f} us, max {late_max_ms:.1f} ms, {s.get('samples', 0):.0f} wake-ups")
+                    f"sleeper p99 {s.get('p99', nan):.0f} us, max {late_max_ms:.1f} ms, {s.get('samples', 0):.0f} wake-ups; "
+                    f"a sleeper pinned to CPU {cpu} (1 ms run, 100 ms sleep): {ps.get('samples', 0):.0f} wake-ups, "
+                    f"max late {ps.get('max', nan) / 1000:.0f} ms, CPU {ps.get('cpu', nan):.3f}")
             if run.scx:
-                text += "; " + " ".join(f"{k}={counted.get(k)}" for k in ("cpu_released", "cpu_reacquired", "reenqueued"))
+                text += "; " + " ".join(f"{k}={counted.get(k)}" for k in ("cpu_released", "cpu_reacquired", "reenqueued", "keep_served"))
             # Without sched_ext's deadline server (before 7.0) nothing runs a sched_ext task that may run only
             # on the CPU a real-time task holds -- a per-CPU kworker there -- and the kernel's watchdog ejects
             # any sched_ext scheduler after its timeout (EEVDF's own deadline server runs it): expected there,
@@ -677,6 +696,19 @@ def case_rt(run):
             run.check(case, f"beside a real-time hog the other tasks wait no longer than a round (--max-round-ms "
                             f"{max_round_ms})", (loaded or bool(pinned_stall)) and gap_max <= max_round_ms
                       and late_max_ms <= max_round_ms, text)
+            # With the server the pinned sleeper runs in its share: each wake-up waits at most for the
+            # server's next period (1 s by default; EEVDF's own server gave 90 wake-ups in 20 s, the
+            # latest 951 ms late). Before the fix (d500e25) a dispatch that kept its task through
+            # enqueue(SCX_ENQ_LAST) stopped the server and this sleeper stalled until the watchdog.
+            if scx_deadline_server():
+                period_ms = ext_server_period_ms(cpu)
+                run.check(case, f"a task that may run only on CPU {cpu} runs there beside the real-time hog, once per "
+                                f"sched_ext deadline server period ({period_ms:.0f} ms) or more",
+                          ps.get("samples", 0) >= o.rt_secs * 1000 / period_ms / 2
+                          and ps.get("max", float("inf")) / 1000 <= 2 * period_ms,
+                          f"{ps.get('samples', 0):.0f} wake-ups in {o.rt_secs} s (at least "
+                          f"{o.rt_secs * 1000 / period_ms / 2:.0f}), latest {ps.get('max', nan) / 1000:.0f} ms late "
+                          f"(at most {2 * period_ms:.0f})")
             if run.scx and pinned_stall:
                 run.r.skip(run.name(case, "cpu_released counts the CPU the real-time task took"),
                            f"the statistics went with the ejection ({pinned_stall} stalled, as this kernel must)")
