@@ -150,9 +150,9 @@ __hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, 
  * For the server an empty dispatch does not mean "keep prev through enqueue(SCX_ENQ_LAST)": it reads
  * nothing to run and stops, and it starts again only when the CPU's count of sched_ext tasks rises from
  * 0 -- never, while a task that may run only there waits (a per-CPU kworker, or any pinned task: the
- * sched_ext watchdog then ejected the scheduler; in one boot the disabling itself hung behind a kworker
- * preempted inside an RCU read section. Traced on 7.3.4, 2026-11-26, d500e25). False on kernels without
- * scx_bpf_locked_rq, which have no such server.
+ * sched_ext watchdog then ejected the scheduler; in two of seven boots the disabling itself hung behind a
+ * kworker preempted inside an RCU read section. Traced on 7.3.4, 2026-11-26, d500e25). False on kernels
+ * without scx_bpf_locked_rq, which have no such server.
  */
 struct rq *scx_bpf_locked_rq(void) __ksym __weak;	/* 6.18 on; common.bpf.h declares it strong */
 
