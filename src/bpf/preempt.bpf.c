@@ -70,10 +70,18 @@ static __always_inline bool preempts_local(struct task_struct *p, u64 priodl, s3
 					      local_ctx->running_priodl);
 }
 
-/* A local preemption, by a kick or directly: the run it ends was ended by its wakee (short runners). */
+/*
+ * A local preemption, by a kick or directly. The run it ends was ended by its wakee (short runners, and
+ * --long-run-resume / --waker-waits) only when the wake-up ran in the task's own context: a wake-up from
+ * an interrupt on this CPU (a timer's kworker, kdamond, kcompactd) runs in whatever task it interrupted,
+ * which woke nobody. Counted as its hand-off, a CPU hog's run "ended" 15-90 us into its turn and
+ * --short-run-renew renewed its deadline: it waited a whole further round (1-11 of 1,000 threads in
+ * the many-threads test; none with --short-run-renew false, 2026-11-26).
+ */
 static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
 {
-	local_ctx->waker_preempted = 1;
+	if (bpf_in_task())
+		local_ctx->waker_preempted = 1;
 	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 }
 
