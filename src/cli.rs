@@ -361,12 +361,15 @@ pub fn knob_values(m: &ArgMatches) -> Vec<(String, String)> {
 
 /// The README's markers around its knob tables (scx_vrq-gen-docs --readme writes between them, a
 /// Rust test compares what is between them).
+#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
 pub const KNOB_TABLES_BEGIN: &str = "<!-- knob-tables:begin -->\n";
+#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
 pub const KNOB_TABLES_END: &str = "<!-- knob-tables:end -->";
 
 /// Where each knob's default was measured, for the README's knob table (a flag's long name, then
 /// markdown). A knob that is on by default or changes a default is listed with the committed report
 /// that shows its effect.
+#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
 pub const MEASURED: &[(&str, &str)] = &[
     (
         "queue",
@@ -414,12 +417,14 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
 ];
 
+#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
 fn markdown_cell(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
 }
 
 /// The README's knob tables, one per --help section of knobs, made from the flags' definitions: flag,
 /// default, what --help says, and where it was measured (MEASURED).
+#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
 pub fn knob_table_markdown() -> String {
     let args = knob_args();
     let mut out = String::new();

@@ -95,11 +95,45 @@ __hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
 	return 0;
 }
 
-/* A sticky head that would have beaten the task that runs (@winner) counted as later: say so. */
 /* The task that just ran is still runnable and may run on this CPU (else: goidle_reason). */
 static __always_inline bool prev_may_stay(s32 cpu, struct task_struct *prev)
 {
 	return prev && (prev->scx.flags & SCX_TASK_QUEUED) && bpf_cpumask_test_cpu(cpu, prev->cpus_ptr);
+}
+
+/*
+ * A task of a higher class (real-time, deadline) is runnable on this CPU, so this dispatch serves the
+ * kernel's sched_ext deadline server (7.0 on), which runs our tasks there for a share of each period.
+ * For the server an empty dispatch does not mean "keep prev through enqueue(SCX_ENQ_LAST)": it reads
+ * nothing to run and stops, and it starts again only when the CPU's count of sched_ext tasks rises from
+ * 0 -- never, while a task that may run only there waits (a per-CPU kworker, or any pinned task: the
+ * sched_ext watchdog then ejected the scheduler; in two of seven boots the disabling itself hung behind a
+ * kworker preempted inside an RCU read section. Traced on 7.3.4, 2026-11-26, d500e25). False on kernels
+ * without scx_bpf_locked_rq, which have no such server.
+ */
+struct rq *scx_bpf_locked_rq(void) __ksym __weak;	/* 6.18 on; common.bpf.h declares it strong */
+
+static __always_inline bool higher_class_waits(void)
+{
+	struct rq *rq;
+
+	if (!bpf_ksym_exists(scx_bpf_locked_rq))
+		return false;
+	rq = scx_bpf_locked_rq();
+	return rq && BPF_CORE_READ(rq, nr_running) > BPF_CORE_READ(rq, scx.nr_running);
+}
+
+/*
+ * The task that just ran keeps the CPU by a new slice, which the kernel reads as "keep running prev"
+ * (@cctx: its CPU's); its priodl was refreshed by prev_keeps_cpu. No enqueue(SCX_ENQ_LAST) follows (see
+ * higher_class_waits), so nothing is left for ready_to_queue to take over.
+ */
+static __always_inline void keep_by_slice(struct task_struct *prev, struct task_ctx *pctx, struct cpu_ctx *cctx)
+{
+	pctx->refreshed_cpu = 0;
+	prev->scx.slice = pctx->time_slice > 0 ? pctx->time_slice : rr_interval_ns;
+	keep_on_cpu(pctx, cctx, task_priodl(prev, pctx));
+	stat_inc(VRQ_STAT_KEEP_SERVED);
 }
 
 /*
@@ -141,45 +175,23 @@ __hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, 
 		return false;
 	}
 	count_sticky_passed(best, priodl);
+	/* beside a higher class by its slice, else through enqueue(SCX_ENQ_LAST) */
+	if (higher_class_waits())
+		keep_by_slice(prev, pctx, cctx);
 	return true;
 }
 
 /*
- * A task of a higher class (real-time, deadline) is runnable on this CPU, so this dispatch serves the
- * kernel's sched_ext deadline server (7.0 on), which runs our tasks there for a share of each period.
- * For the server an empty dispatch does not mean "keep prev through enqueue(SCX_ENQ_LAST)": it reads
- * nothing to run and stops, and it starts again only when the CPU's count of sched_ext tasks rises from
- * 0 -- never, while a task that may run only there waits (a per-CPU kworker, or any pinned task: the
- * sched_ext watchdog then ejected the scheduler; in two of seven boots the disabling itself hung behind a
- * kworker preempted inside an RCU read section. Traced on 7.3.4, 2026-11-26, d500e25). False on kernels
- * without scx_bpf_locked_rq, which have no such server.
- */
-struct rq *scx_bpf_locked_rq(void) __ksym __weak;	/* 6.18 on; common.bpf.h declares it strong */
-
-static __always_inline bool higher_class_waits(void)
-{
-	struct rq *rq;
-
-	if (!bpf_ksym_exists(scx_bpf_locked_rq))
-		return false;
-	rq = scx_bpf_locked_rq();
-	return rq && BPF_CORE_READ(rq, nr_running) > BPF_CORE_READ(rq, scx.nr_running);
-}
-
-/*
- * The task that just ran keeps the CPU by a new slice, which the kernel reads as "keep running prev":
- * its priodl was refreshed by prev_keeps_cpu; no enqueue(SCX_ENQ_LAST) follows (see higher_class_waits).
+ * The head dispatch chose was gone by the take (take_best failed): beside a higher class the task that
+ * just ran stays by its slice, as prev_keeps_cpu keeps it there. True if it does.
  */
 __hidden bool keep_served(s32 cpu, struct task_struct *prev __task)
 {
-	struct task_ctx *pctx = task_ctx_of(prev);
+	struct task_ctx *pctx;
 
-	if (!pctx || !prev_may_stay(cpu, prev) || !higher_class_waits())
+	if (!prev_may_stay(cpu, prev) || !higher_class_waits() || !(pctx = task_ctx_of(prev)))
 		return false;
-	pctx->refreshed_cpu = 0;	/* no enqueue follows: nothing for ready_to_queue to take over */
-	prev->scx.slice = pctx->time_slice > 0 ? pctx->time_slice : rr_interval_ns;
-	keep_on_cpu(pctx, cpu_ctx_of(cpu), task_priodl(prev, pctx));
-	stat_inc(VRQ_STAT_KEEP_SERVED);
+	keep_by_slice(prev, pctx, cpu_ctx_of(cpu));
 	return true;
 }
 

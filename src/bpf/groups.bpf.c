@@ -58,7 +58,6 @@ __hidden u64 group_multiplier_of(u32 group)
 				    vrq_load_avg_at(&all_grouped_tasks, now, rr_interval_ns));
 }
 
-/* Charge the run time since the last charge to the task's slice, and to its run (short runners). */
 /*
  * Group accounting: @g's count changes by @delta, and so does the count of all grouped tasks (and of
  * busy groups, when @g becomes busy or idle); each average first counts the time the count held.

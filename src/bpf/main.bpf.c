@@ -155,10 +155,8 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 	if (rescue_starved_sched_idle(cpu, own, now))
 		return;
 	find_best_head(cpu, own, &best);
-	if (prev && prev_keeps_cpu(cpu, prev, own, &best)) {
-		keep_served(cpu, prev);	/* beside a higher class: by its slice, else enqueue(SCX_ENQ_LAST) */
+	if (prev && prev_keeps_cpu(cpu, prev, own, &best))
 		return;
-	}
 	if (best.q != VRQ_NO_QUEUE)
 		count_sticky_passed(&best, best.priodl);
 	if (take_best(own, &best))

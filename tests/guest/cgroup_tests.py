@@ -57,8 +57,6 @@ SHARE_TOLERANCE = 0.10
 IDLE_SHARE_MAX = 0.01
 # A moved task's CPU time within this fraction of the mean of its new cgroup's other tasks.
 MOVED_TASK_TOLERANCE = 0.20
-# The stats counters of --group-accounting cgroup (issue 30); the scx_vrq halves read them.
-CGROUP_COUNTERS = ("cpu_released", "cpu_reacquired", "reenqueued", "keep_served", "cgroup_moves", "cgroups")
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 # The probes print "ready" once the interpreter has started and begin at a line on stdin (Case.python):
