@@ -11,6 +11,7 @@ tools/env.sh's PYTHONPATH finds vrqbench (tests/guest/vrqtest/__init__.py)."""
 
 import collections
 import contextlib
+import hashlib
 import io
 import json
 import math
@@ -371,6 +372,23 @@ class TestCommandLine(unittest.TestCase):
         self.assertNotIn("cgroups", self.plan("--workloads", "pipe"))  # plans saved before --cgroups resume
         with self.assertRaises(SystemExit):
             self.plan("--cgroups", "slices")
+
+    def test_base_binary_runs_as_vrq_base_and_is_pinned_by_digest(self):
+        with tempfile.TemporaryDirectory() as d:
+            build = os.path.join(d, "scx_vrq")
+            with open(build, "wb") as f:
+                f.write(b"base build")
+            os.chmod(build, 0o755)
+            p = self.plan("--workloads", "reqlat", "--schedulers", "vrq-llc", "--base-binary", build)
+            self.assertEqual(p["schedulers"], ["eevdf", "vrq-llc", "vrq-base"])
+            self.assertEqual(p["base_binary"], hashlib.sha256(b"base build").hexdigest())
+            os.chmod(build, 0o644)
+            with self.assertRaises(SystemExit):  # not executable
+                self.plan("--workloads", "reqlat", "--base-binary", build)
+        self.assertNotIn("base_binary", self.plan("--workloads", "reqlat"))  # plans saved before it resume
+        for args in (["--base-binary", "/nonexistent/scx_vrq"], ["--schedulers", "vrq-llc,vrq-base"]):
+            with self.assertRaises(SystemExit, msg=args):
+                self.plan("--workloads", "reqlat", *args)
 
     def test_bad_input_exits(self):
         for args in (["--workloads", "nope"], ["--schedulers", "nope"], ["--runs", "0"],

@@ -2,7 +2,7 @@
 
     bench run [--quick] [--runs N] [--secs S] [--workloads a,b] [--schedulers x,y] [--out DIR]
               [--instrument auto|parallel|instructions] [--cpus N] [--topology S:C:T] [--native]
-              [--cgroups none|sessions]
+              [--cgroups none|sessions] [--base-binary PATH]
     bench report DIR
     bench list
     bench readme-table [--check]
@@ -14,8 +14,10 @@ selected schedulers and runs.
 """
 
 import argparse
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +25,7 @@ import time
 from vrqbench import instruments, readme_table, sessions
 from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
-from vrqbench.schedulers import (DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
+from vrqbench.schedulers import (BASE_BINARY, DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
                                  installed_peer_versions, peer_of, peer_state)
 from vrqbench.workloads import DEFAULT_WORKLOADS, WORKLOAD_GROUPS, WORKLOADS
 
@@ -71,6 +73,17 @@ def make_plan(a):
             sys.exit(f"bench: unknown scheduler {s!r} (bench list)")
     if "eevdf" not in schedulers:
         schedulers.insert(0, "eevdf")  # the baseline every ratio is taken against
+    base = {}
+    if a.base_binary:
+        if not (os.path.isfile(a.base_binary) and os.access(a.base_binary, os.X_OK)):
+            sys.exit(f"bench: --base-binary {a.base_binary}: not an executable file")
+        if "vrq-base" not in schedulers:
+            schedulers.append("vrq-base")
+        # its digest, so that a resumed run cannot mix two bases under one name
+        with open(a.base_binary, "rb") as f:
+            base = {"base_binary": hashlib.sha256(f.read()).hexdigest()}
+    elif "vrq-base" in schedulers:
+        sys.exit("bench: vrq-base runs the build --base-binary PATH names; none was given")
     runs = a.runs if a.runs is not None else (3 if a.quick else 10)
     secs = a.secs if a.secs is not None else (8 if a.quick else 30)
     if runs < 1 or secs < 1 or (a.build_units is not None and a.build_units < 1):
@@ -100,7 +113,8 @@ def make_plan(a):
     cgroups = {"cgroups": a.cgroups} if a.cgroups != "none" else {}
     return {"workloads": workloads, "schedulers": schedulers, "runs": runs, "secs": secs, "quick": a.quick,
             "build_units": a.build_units or (10 if a.quick else 24), "instruments": assignment, "vm": vm,
-            "peer_versions": {c: PEER_VERSIONS[c] for c in crates}, **({"trace": True} if a.trace else {}), **cgroups}
+            "peer_versions": {c: PEER_VERSIONS[c] for c in crates}, **({"trace": True} if a.trace else {}), **cgroups,
+            **base}
 
 
 def save_plan(out, plan):
@@ -147,6 +161,9 @@ def cmd_run(a):
     if sh(["make", "-s", "-C", os.path.join(REPO, "bench", "src")]).returncode != 0:
         sys.exit("bench: building the probes failed")
     install_peers(list(plan["peer_versions"]))
+    if a.base_binary:
+        os.makedirs(os.path.dirname(os.path.join(REPO, BASE_BINARY)), exist_ok=True)
+        shutil.copy2(a.base_binary, os.path.join(REPO, BASE_BINARY))
 
     failed = []
     for instrument, ws in boots:
@@ -182,7 +199,8 @@ def cmd_list(_):
     print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
     named = [s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS]
     print("  only when named, scx_vrq with named flags (variants of its defaults):",
-          ", ".join(s for s in named if SCHEDULERS[s].get("vrq") and not s.endswith("-again")))
+          ", ".join(s for s in named if SCHEDULERS[s].get("vrq") and not s.endswith("-again") and s != "vrq-base"))
+    print("  with --base-binary PATH: vrq-base (that build of scx_vrq, with its defaults)")
     print("  only when named, A/A checks (a scheduler again under another name):",
           ", ".join(s for s in named if s.endswith("-again")))
     installed = installed_peer_versions(REPO)
@@ -230,6 +248,10 @@ def parser():
                         "SCHED_IDLE burners) in a scope of its own (user.slice/user-0.slice/session-N.scope, "
                         "cpu controller on, weights 100), so that cgroup weights divide the CPU between them "
                         "as they do on a desktop; for --group-accounting cgroup (vrq-group-cgroup)")
+    r.add_argument("--base-binary", metavar="PATH",
+                   help="another build of scx_vrq (a change's base) to run as vrq-base, with the defaults, "
+                        "interleaved with this build's vrq-llc in the same boot; bench/vs-baseline DIR judges "
+                        "the two (copied to " + BASE_BINARY + " for the guest)")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")
     r.add_argument("--cpus", type=int, help="VM vCPUs (default: the host's cores, or what --topology gives)")
     r.add_argument("--topology", help="VM sockets:cores:threads (default 1:CPUS:1, one LLC)")

@@ -26,6 +26,12 @@ PEER_VERSIONS = {
 }
 
 
+# Where `bench run --base-binary PATH` puts the build it names (inside the repository, which the guest
+# sees): scheduler vrq-base runs it with scx_vrq's defaults, so that a change and its base interleave in
+# one boot and vs-baseline judges one against the other.
+BASE_BINARY = "target/variants/scx_vrq-base"
+
+
 def _vrq(*args):
     return lambda repo: [f"{repo}/target/release/scx_vrq", *args]
 
@@ -40,6 +46,8 @@ SCHEDULERS = {
     "eevdf": {"cmd": lambda repo: None},
     "vrq-global": {"cmd": _vrq("--queue", "global"), "vrq": True},
     "vrq-llc": {"cmd": _vrq("--queue", "llc"), "vrq": True},
+    # another build's defaults (--base-binary: the base of a change), beside vrq-llc, this build's
+    "vrq-base": {"cmd": lambda repo: [f"{repo}/{BASE_BINARY}", "--queue", "llc"], "vrq": True, "variant": True},
     "vrq-cpu": {"cmd": _vrq("--queue", "cpu"), "vrq": True},
     "bpfland": {"cmd": _peer("scx_bpfland"), "peer": "scx_bpfland"},
     "lavd": {"cmd": _peer("scx_lavd"), "peer": "scx_lavd"},
