@@ -25,8 +25,8 @@ import time
 from vrqbench import instruments, readme_table, sessions
 from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
-from vrqbench.schedulers import (BASE_BINARY, DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT, SCHEDULERS,
-                                 installed_peer_versions, peer_of, peer_state)
+from vrqbench.schedulers import (BASE_BINARY, DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT,
+                                 SCHEDULERS, installed_peer_versions, peer_of, peer_state)
 from vrqbench.workloads import DEFAULT_WORKLOADS, WORKLOAD_GROUPS, WORKLOADS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
