@@ -257,7 +257,8 @@ class TestInstruments(unittest.TestCase):
     THROUGHPUT = ["build-50", "build-100", "build-150", "build-100+50idle", "messaging", "forkwait",
                   "stress-pipe", "stress-cpu", "stress-fork", "stress-switch"]
     TIMING = ["wakelat-100", "wakelat-150", "pipe", "reqlat", "interactive-alone", "interactive-4x",
-              "interactive-16x", *workloads.WORKLOAD_GROUPS["reqlat-surface"], *workloads.WORKLOAD_GROUPS["frames"]]
+              "interactive-16x", *workloads.WORKLOAD_GROUPS["reqlat-surface"], *workloads.WORKLOAD_GROUPS["frames"],
+              *workloads.WORKLOAD_GROUPS["schbench"]]
 
     def test_every_workload_has_the_instrument_that_can_see_it(self):
         self.assertEqual(sorted(self.THROUGHPUT + self.TIMING), sorted(WORKLOADS))
@@ -429,6 +430,52 @@ class TestRequestSurface(unittest.TestCase):
         self.assertEqual(calls, [["/p/reqlat", "10", "8", "100000", "2"], ["/p/reqlat", "4", "2", "50", "1"],
                                  ["/p/reqlat", "4", "4", "1000", "1"]])
         self.assertEqual((metrics["req_p99_us"], metrics["rps"], metrics["secs"]), (5, 20.0, 4))
+
+
+class TestSchbench(unittest.TestCase):
+    """schbench, vendored: run as its users run it (one message thread, N workers per CPU), its final report
+    parsed, not an interim one."""
+    INTERIM = ("Wakeup Latencies percentiles (usec) runtime 10 (s) (100 total samples)\n"
+               "\t  50.0th: 1          (30 samples)\n\t* 99.0th: 2          (2 samples)\n"
+               "\t  99.9th: 3          (1 samples)\n\t  min=1, max=3\n"
+               "Request Latencies percentiles (usec) runtime 10 (s) (101 total samples)\n"
+               "\t  50.0th: 4          (30 samples)\n\t* 99.0th: 5          (2 samples)\n"
+               "\t  99.9th: 6          (1 samples)\n\t  min=1, max=6\n")
+    FINAL = ("Wakeup Latencies percentiles (usec) runtime 12 (s) (3099 total samples)\n"
+             "\t  50.0th: 2428       (333 samples)\n\t  90.0th: 6152       (435 samples)\n"
+             "\t* 99.0th: 8168       (99 samples)\n\t  99.9th: 9616       (9 samples)\n\t  min=1, max=9923\n"
+             "Request Latencies percentiles (usec) runtime 12 (s) (1100 total samples)\n"
+             "\t  50.0th: 5288       (317 samples)\n\t  90.0th: 17824      (439 samples)\n"
+             "\t* 99.0th: 32480      (99 samples)\n\t  99.9th: 42944      (10 samples)\n"
+             "\t  min=2373, max=69399\n"
+             "RPS percentiles (requests) runtime 12 (s) (4 total samples)\n\t  20.0th: 0          (1 samples)\n"
+             "\t* 50.0th: 340        (1 samples)\n\t  90.0th: 398        (2 samples)\n\t  min=340, max=398\n"
+             "average rps: 91.67\nsched delay: message 0 (usec) worker 0 (usec)\n")
+
+    def test_the_final_report_is_parsed(self):
+        m = workloads.parse_schbench(self.INTERIM + self.FINAL)
+        self.assertEqual(m, {"wake_p50_us": 2428, "wake_p99_us": 8168, "wake_p999_us": 9616, "req_p50_us": 5288,
+                             "req_p99_us": 32480, "req_p999_us": 42944, "rps": 91.67, "requests": 1100})
+
+    def test_a_report_without_its_figures_is_an_error(self):
+        with self.assertRaisesRegex(RuntimeError, "no rps"):
+            workloads.parse_schbench(self.INTERIM)
+
+    def test_arguments_named_together_on_the_instruction_clock(self):
+        self.assertEqual(workloads.WORKLOAD_GROUPS["schbench"], ["schbench-w1", "schbench-w2", "schbench-w4"])
+        calls = []
+
+        def fake_sh(cmd, **kw):
+            calls.append(cmd)
+            return types.SimpleNamespace(stdout="", stderr=self.FINAL)
+        with unittest.mock.patch.object(workloads, "_sh", fake_sh):
+            metrics = WORKLOADS["schbench-w2"]["run"]({"ncpu": 2, "secs": 4, "probes": "/p"})
+            WORKLOADS["schbench-w4"]["run"]({"ncpu": 2, "secs": 30, "probes": "/p"})
+        self.assertEqual(calls, [["/p/schbench", "-m", "1", "-t", "4", "-r", str(workloads.SCHBENCH_MIN_SECS)],
+                                 ["/p/schbench", "-m", "1", "-t", "8", "-r", "30"]])
+        self.assertEqual((metrics["req_p99_us"], metrics["secs"]), (32480, workloads.SCHBENCH_MIN_SECS))
+        for w in workloads.WORKLOAD_GROUPS["schbench"]:
+            self.assertEqual((WORKLOADS[w]["instrument"], WORKLOADS[w]["named"]), ("instructions", True))
 
 
 class TestFrames(unittest.TestCase):

@@ -230,7 +230,8 @@ def parser():
                    "bench/README.md)")
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
     r.add_argument("--workloads", help="comma-separated (bench list); default all but those only when named; "
-                   "reqlat-surface: every point of the request/worker surface; frames: the four frame-pacing loads")
+                   "reqlat-surface: every point of the request/worker surface; frames: the four frame-pacing loads; "
+                   "schbench: schbench at 1, 2 and 4 workers per CPU")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")

@@ -335,13 +335,14 @@ SURFACE_COLS = (("wake_p50_us", "wake-up p50"), ("wake_p99_us", "wake-up p99"), 
 def surface_lines(plan, summary):
     """The request/worker surface in one table (issue 29): a row per point and scheduler, each cell the ratio
     to EEVDF with its interval and verdict (latency below 1 and requests/s above 1 are better)."""
-    points = [w for w in WORKLOAD_GROUPS["reqlat-surface"] if w in summary]
+    points = [w for g in ("reqlat-surface", "schbench") for w in WORKLOAD_GROUPS[g] if w in summary]
     if not points:
         return []
     lines = [f"## The request/worker surface, ratio to EEVDF (instrument: "
              f"{', '.join(sorted({summary[w]['instrument'] for w in points}))})", "",
              "Each point `reqlat-WORK-wN-m1|mcpu`: WORK of CPU per request, N workers per CPU, one message thread "
-             "or one per CPU. Latency: below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
+             "or one per CPU; `schbench-wN`: schbench's own requests, one message thread, N workers per CPU. "
+             "Latency: below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
              "(µs, requests/s; minimum and maximum dropped).", "",
              "| point | scheduler | " + " | ".join(label for _, label in SURFACE_COLS) + " | requests/s |",
              "|---|---|" + "---|" * (len(SURFACE_COLS) + 1)]

@@ -163,6 +163,52 @@ def reqlat(workers_per_cpu, work_us=1000, msg_per_cpu=False):
 
 REQLAT_PERCENTILES = ["wake_p50_us", "wake_p99_us", "wake_p999_us", "req_p50_us", "req_p99_us", "req_p999_us"]
 
+# schbench (Chris Mason's, vendored in bench/src/schbench): the sched_ext community's benchmark of this shape,
+# run as its users run it -- its own work (matrix math over a 256 KB footprint between two short sleeps, a
+# per-CPU spinlock held through the math), its own defaults, only the workers per CPU chosen. Its requests
+# take 50-120 ms of guest CPU on the instruction clock (QEMU 10.0.2, 2026-11-27), so a run lasts
+# SCHBENCH_MIN_SECS at least: 150-220 requests on 2 CPUs.
+SCHBENCH_MIN_SECS = 10
+SCHBENCH_SECTIONS = {"Wakeup Latencies": "wake", "Request Latencies": "req"}
+SCHBENCH_PERCENTILES = {"50.0": "p50", "99.0": "p99", "99.9": "p999"}
+
+
+def parse_schbench(text):
+    """schbench's final report (stderr) -> wake_/req_ p50/p99/p999 µs, rps and the requests counted.
+    schbench prints a report every 10 s and a final one: the last of each section is the final one."""
+    metrics, section = {}, None
+    for line in text.splitlines():
+        m = re.match(r"(\w[\w ]*?) percentiles \(\w+\) runtime \d+ \(s\) \((\d+) total samples\)", line.strip())
+        if m:
+            section = SCHBENCH_SECTIONS.get(m.group(1))
+            if section == "req":
+                metrics["requests"] = int(m.group(2))
+            continue
+        m = re.match(r"\*?\s*([0-9.]+)th:\s*(\d+)", line.strip())
+        if m and section and m.group(1) in SCHBENCH_PERCENTILES:
+            metrics[f"{section}_{SCHBENCH_PERCENTILES[m.group(1)]}_us"] = int(m.group(2))
+            continue
+        m = re.match(r"average rps:\s*([0-9.]+)", line.strip())
+        if m:
+            metrics["rps"] = float(m.group(1))
+    missing = [k for k in (*REQLAT_PERCENTILES, "rps", "requests") if k not in metrics]
+    if missing:
+        raise RuntimeError(f"schbench printed no {', '.join(missing)}: {text[-400:]!r}")
+    return metrics
+
+
+def schbench(workers_per_cpu):
+    """schbench -m 1 -t (workers_per_cpu x CPUs) -r SECS: one message thread handing requests to its
+    workers; wake-up and request latency p50/p99/p99.9 in µs (lower is better) and requests per second
+    (higher is better), from its final report."""
+
+    def run(ctx):
+        secs = max(int(round(ctx["secs"])), SCHBENCH_MIN_SECS)
+        out = _sh([f"{ctx['probes']}/schbench", "-m", "1", "-t", str(ctx["ncpu"] * workers_per_cpu), "-r",
+                   str(secs)])
+        return {**parse_schbench(out.stderr), "secs": secs}
+    return run
+
 # The request/worker surface (issue 29): CPU per request x workers per CPU x message threads, every point a
 # workload of its own, `reqlat-WORK-wN-m1` (one message thread) or `-mcpu` (one per CPU); `reqlat` itself is
 # the point 1ms-w2-m1. Selected together as `--workloads reqlat-surface`.
@@ -323,9 +369,17 @@ WORKLOADS.update({
     for name, w, us, n, m in surface_points()
 })
 
+WORKLOADS.update({
+    f"schbench-w{n}": {"run": schbench(n), "primary": "req_p99_us", "higher": False,
+                       "desc": f"schbench -m 1 -t {n}x CPUs: its requests, 1 message thread, {n} worker"
+                               f"{'s' if n > 1 else ''} per CPU",
+                       "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "named": True, "group": "schbench"}
+    for n in (1, 2, 4)
+})
+
 # names that select several workloads at once (--workloads)
 WORKLOAD_GROUPS = {g: [name for name, spec in WORKLOADS.items() if spec.get("group") == g]
-                   for g in ("reqlat-surface", "frames")}
+                   for g in ("reqlat-surface", "frames", "schbench")}
 
 # what `bench run` measures when --workloads is not given
 DEFAULT_WORKLOADS = [name for name, spec in WORKLOADS.items() if not spec.get("named")]
