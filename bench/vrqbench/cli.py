@@ -40,6 +40,15 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, cwd=REPO, **kw)
 
 
+def toolchain_path():
+    """PATH as tools/env.sh sets it for builds: the peers' build scripts (scx_utils) run `clang`, which
+    Debian 12 installs only as clang-19 unless LLVM's own folder is on PATH; bench/bench leaves the
+    caller's PATH alone for everything else."""
+    out = subprocess.run(["bash", "-c", 'source "$1" && printf %s "$PATH"', "env.sh",
+                          os.path.join(REPO, "tools", "env.sh")], capture_output=True, text=True)
+    return out.stdout if out.returncode == 0 and out.stdout else os.environ.get("PATH", "")
+
+
 def install_peers(crates):
     """cargo install each peer at its pinned version into .bench-cache/peers, unless that version is
     there already; a shared target directory lets the peers reuse each other's compiled dependencies."""
@@ -52,7 +61,7 @@ def install_peers(crates):
             print(f"bench: {crate} is in {PEERS_ROOT} without a cargo record of its version; using it as is",
                   flush=True)
             continue
-        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, PEER_TARGET_DIR))
+        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, PEER_TARGET_DIR), PATH=toolchain_path())
         rc = sh(["cargo", "install", "--locked", "--force", "--root", os.path.join(REPO, PEERS_ROOT),
                  f"{crate}@{PEER_VERSIONS[crate]}"], env=env).returncode
         if rc != 0:

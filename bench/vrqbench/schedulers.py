@@ -110,6 +110,10 @@ SCHEDULERS = {
     # the turn's length
     "vrq-waker-waits-resume-rr3": {"cmd": _vrq("--waker-waits", "true", "--long-run-resume", "true",
                                                "--rr-interval-ms", "3"), "vrq": True, "variant": True},
+    # BFS's sticky tasks between per-CPU queues, with a preempted worker counted as a latency waiter: schbench's
+    # per-CPU lock makes a worker moved mid-request spin on it (issue 29, 2026-11-27)
+    "vrq-cpu-sticky-waker-waits": {"cmd": _vrq("--queue", "cpu", "--sticky", "--waker-waits", "true"), "vrq": True,
+                                   "variant": True},
     # A/A runs: the same scheduler under another name, to check that the verdict rule calls a scheduler level
     # with itself (issue 27). eevdf-again starts nothing, as eevdf (the runner keys on cmd None, not on the
     # name); vrq-llc-again is vrq-llc's command
