@@ -164,8 +164,8 @@ def reqlat(workers_per_cpu, work_us=1000, msg_per_cpu=False):
 REQLAT_PERCENTILES = ["wake_p50_us", "wake_p99_us", "wake_p999_us", "req_p50_us", "req_p99_us", "req_p999_us"]
 
 # schbench (Chris Mason's, vendored in bench/src/schbench): the sched_ext community's benchmark of this shape,
-# run as its users run it -- its own work (matrix math over a 256 KB footprint between two short sleeps, a
-# per-CPU spinlock held through the math), its own defaults, only the workers per CPU chosen. Its requests
+# run as its users run it -- its own work (a 100 us sleep, then matrix math over a 256 KB footprint under a
+# per-CPU lock that the next worker spins on), its own defaults, only the workers per CPU chosen. Its requests
 # take 50-120 ms of guest CPU on the instruction clock (QEMU 10.0.2, 2026-11-27), so a run lasts
 # SCHBENCH_MIN_SECS at least: 150-220 requests on 2 CPUs.
 SCHBENCH_MIN_SECS = 10
