@@ -53,6 +53,7 @@ def install_peers(crates):
     """cargo install each peer at its pinned version into .bench-cache/peers, unless that version is
     there already; a shared target directory lets the peers reuse each other's compiled dependencies."""
     installed = installed_peer_versions(REPO)
+    path = None     # tools/env.sh's PATH, read once, when a peer is to be built
     for crate in crates:
         state = peer_state(REPO, crate, installed)
         if state == "pinned":
@@ -61,7 +62,8 @@ def install_peers(crates):
             print(f"bench: {crate} is in {PEERS_ROOT} without a cargo record of its version; using it as is",
                   flush=True)
             continue
-        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, PEER_TARGET_DIR), PATH=toolchain_path())
+        path = path or toolchain_path()
+        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, PEER_TARGET_DIR), PATH=path)
         rc = sh(["cargo", "install", "--locked", "--force", "--root", os.path.join(REPO, PEERS_ROOT),
                  f"{crate}@{PEER_VERSIONS[crate]}"], env=env).returncode
         if rc != 0:

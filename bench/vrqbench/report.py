@@ -72,6 +72,13 @@ def _as_ratio(c):
     return {"ratio_to_eevdf": c["ratio"], "ci": c["ci"], "ci_level": c["ci_level"], "verdict": c["verdict"]}
 
 
+def judges_rps(primary, metrics):
+    """Is requests/s judged beside a workload's primary metric? Where its runs (@metrics: each run's metrics)
+    record it -- the request/worker loads: reqlat, its surface points, schbench -- and it is not the primary
+    metric itself. bench/vs-baseline asks the same."""
+    return primary != "rps" and any("rps" in m for m in metrics)
+
+
 def summarize_run(plan, recs):
     """Per workload: its instrument, and per scheduler status counts, the primary metric's statistics,
     its ratio to EEVDF with the interval and verdict (and VRQ's ratio of trimmed means), the mean
@@ -108,7 +115,7 @@ def summarize_run(plan, recs):
             for p in spec["percentiles"]:
                 ws["percentiles"][p] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
                                                                for s, ok in ok_by_scheduler.items()}, False)}
-        if primary != "rps" and any("rps" in (r.get("metrics") or {}) for ok in ok_by_scheduler.values() for r in ok):
+        if judges_rps(primary, ((r.get("metrics") or {}) for ok in ok_by_scheduler.values() for r in ok)):
             # a request/worker load's throughput beside its latency (the surface's table)
             ws["rps"] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get("rps") for r in ok]
                                                 for s, ok in ok_by_scheduler.items()}, True)}
@@ -341,8 +348,9 @@ def surface_lines(plan, summary):
     lines = [f"## The request/worker surface, ratio to EEVDF (instrument: "
              f"{', '.join(sorted({summary[w]['instrument'] for w in points}))})", "",
              "Each point `reqlat-WORK-wN-m1|mcpu`: WORK of CPU per request, N workers per CPU, one message thread "
-             "or one per CPU; `schbench-wN`: schbench's own requests, one message thread, N workers per CPU. "
-             "Latency: below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
+             "or one per CPU" + ("; `schbench-wN`: schbench's own requests, one message thread, N workers per CPU"
+                                 if any(w in WORKLOAD_GROUPS["schbench"] for w in points) else "") +
+             ". Latency: below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
              "(µs, requests/s; minimum and maximum dropped).", "",
              "| point | scheduler | " + " | ".join(label for _, label in SURFACE_COLS) + " | requests/s |",
              "|---|---|" + "---|" * (len(SURFACE_COLS) + 1)]

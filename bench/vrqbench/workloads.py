@@ -177,18 +177,18 @@ def parse_schbench(text):
     """schbench's final report (stderr) -> wake_/req_ p50/p99/p999 µs, rps and the requests counted.
     schbench prints a report every 10 s and a final one: the last of each section is the final one."""
     metrics, section = {}, None
-    for line in text.splitlines():
-        m = re.match(r"(\w[\w ]*?) percentiles \(\w+\) runtime \d+ \(s\) \((\d+) total samples\)", line.strip())
+    for line in (raw.strip() for raw in text.splitlines()):
+        m = re.match(r"(\w[\w ]*?) percentiles \(\w+\) runtime \d+ \(s\) \((\d+) total samples\)", line)
         if m:
             section = SCHBENCH_SECTIONS.get(m.group(1))
             if section == "req":
                 metrics["requests"] = int(m.group(2))
             continue
-        m = re.match(r"\*?\s*([0-9.]+)th:\s*(\d+)", line.strip())
+        m = re.match(r"\*?\s*([0-9.]+)th:\s*(\d+)", line)
         if m and section and m.group(1) in SCHBENCH_PERCENTILES:
             metrics[f"{section}_{SCHBENCH_PERCENTILES[m.group(1)]}_us"] = int(m.group(2))
             continue
-        m = re.match(r"average rps:\s*([0-9.]+)", line.strip())
+        m = re.match(r"average rps:\s*([0-9.]+)", line)
         if m:
             metrics["rps"] = float(m.group(1))
     missing = [k for k in (*REQLAT_PERCENTILES, "rps", "requests") if k not in metrics]
