@@ -260,9 +260,11 @@ pub struct Opts {
     #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000), help_heading = PLACEMENT)]
     pub migration_delay_us: u64,
 
-    /// Sticky tasks (BFS): a task descheduled while still runnable is sticky to its CPU; to CPUs of
-    /// other queues its deadline counts as later by the nice-19 offset, so they take it only when they
-    /// have nothing better. Acts between queues: no effect with --queue global, or llc with one LLC.
+    /// Sticky tasks (BFS): a task descheduled while still runnable (preempted, or out of slice) is
+    /// sticky to its CPU. To CPUs of other queues its deadline counts as later by the nice-19 offset,
+    /// so they take it only when they have nothing better or it evens out the queues; to the other CPUs
+    /// of its own queue, later by one --rr-interval-ms, so a task stopped mid-work goes on where it
+    /// started unless it would wait a slice longer. Woken tasks are never sticky.
     #[arg(long, help_heading = PLACEMENT)]
     pub sticky: bool,
 

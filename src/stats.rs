@@ -168,7 +168,7 @@ vrq_metrics! {
     "sticky" => {
         sticky_set = vrq_stat_VRQ_STAT_STICKY_SET, "set": "Tasks descheduled while runnable, made sticky to their CPU",
         sticky_kept = vrq_stat_VRQ_STAT_STICKY_KEPT, "kept": "Sticky tasks that ran again on their CPU",
-        sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED, "passed": "Other queues' sticky heads passed over as later",
+        sticky_passed = vrq_stat_VRQ_STAT_STICKY_PASSED, "passed": "Heads sticky to other CPUs passed over as later",
         sticky_stolen = vrq_stat_VRQ_STAT_STICKY_STOLEN, "stolen": "Sticky tasks that ran on another CPU",
     },
     "cgroup" => {

@@ -1033,6 +1033,37 @@ static void test_sticky_claim_lapses(void)
 	CHECK(!vrq_sticky_holds(2, 0, 0, 0));	/* a queue of no CPUs counts as one */
 }
 
+/*
+ * --sticky inside one queue, CPU hogs at nice 0, rr_interval 6 ms: a CPU's hog ends its turn and is
+ * renewed now; the queue's head left another CPU mid-work @waited_ms ago (its deadline was set then).
+ * Does this CPU take it?
+ */
+static int cpu_takes_other_cpus_sticky_head(u64 waited_ms)
+{
+	const u64 rr = MS(6), now = MS(10000);
+	u64 prev = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now, 0, rr));
+	u64 head = vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(now - MS(waited_ms), 0, rr));
+
+	return vrq_sticky_priodl(head, vrq_sticky_queue_offset(rr)) < prev;
+}
+
+static void test_sticky_in_queue(void)
+{
+	/* one rr_interval, far below the nice-19 offset used between queues */
+	CHECK(vrq_sticky_queue_offset(MS(6)) == MS(6));
+	CHECK(vrq_sticky_queue_offset(MS(6)) < vrq_sticky_offset(MS(6)));
+	/* a head that waited less than a turn goes on where it ran: this CPU's own hog keeps it */
+	CHECK(!cpu_takes_other_cpus_sticky_head(0));
+	CHECK(!cpu_takes_other_cpus_sticky_head(5));
+	/* one that waited over a turn (three hogs on its CPU: two turns) is taken: no count of who
+	 * waits where is needed to even them out */
+	CHECK(cpu_takes_other_cpus_sticky_head(7));
+	CHECK(cpu_takes_other_cpus_sticky_head(12));
+	/* without stickiness any head that waited at all wins over a renewed hog */
+	CHECK(vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(MS(10000) - MS(1), 0, MS(6))) <
+	      vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(MS(10000), 0, MS(6))));
+}
+
 static void test_hist_bucket(void)
 {
 	u32 b;
@@ -1114,6 +1145,7 @@ int main(void)
 		{ "latency_waiter", test_latency_waiter },
 		{ "sticky", test_sticky },
 		{ "sticky_claim_lapses", test_sticky_claim_lapses },
+		{ "sticky_in_queue", test_sticky_in_queue },
 		{ "hist_bucket", test_hist_bucket },
 		{ "lat_class", test_lat_class },
 		{ "simulated_shares", test_simulated_shares },

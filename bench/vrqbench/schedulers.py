@@ -66,6 +66,9 @@ SCHEDULERS = {
     "vrq-group-cgroup": {"cmd": _vrq("--group-accounting", "cgroup"), "vrq": True, "variant": True},
     "vrq-depth": {"cmd": _vrq("--fork-depth-penalty"), "vrq": True, "variant": True},
     "vrq-cpu-sticky": {"cmd": _vrq("--queue", "cpu", "--sticky"), "vrq": True, "variant": True},
+    # sticky tasks inside the one shared queue: a task stopped mid-work counts as one rr_interval later to its
+    # queue's other CPUs (issue 29, 2026-11-27: schbench's worker moved mid-request)
+    "vrq-sticky": {"cmd": _vrq("--sticky"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},

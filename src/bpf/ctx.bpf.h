@@ -168,6 +168,9 @@ struct best_head {
 				 * sticky elsewhere */
 	u64 sticky_passed;	/* the smallest priodl among the heads made later as sticky
 				 * ((u64)-1: none) */
+	s32 pick_pid;		/* in this CPU's own queue, the task behind a head sticky to
+				 * another CPU that has the smaller key (0: the head;
+				 * sticky_pick_in_queue) */
 };
 
 #endif /* __VRQ_CTX_BPF_H */

@@ -48,7 +48,46 @@ __hidden bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now)
 	return rescued > 0;
 }
 
-/* What dispatch found at the heads of the queues (find_best_head). */
+/*
+ * How far into its own queue a CPU looks past a head sticky to another CPU of the queue for a task
+ * that is not (sticky_pick_in_queue): the keys it can beat lie within one rr_interval of the head's,
+ * and a bounded scan keeps dispatch's cost flat however long the queue.
+ */
+#define VRQ_STICKY_SCAN_MAX 8
+
+/*
+ * Sticky tasks inside this CPU's own queue @own (--sticky): its head is sticky to another CPU of the
+ * queue, so to this CPU its key is later by vrq_sticky_queue_offset; a task behind it that is not
+ * sticky elsewhere, and that this CPU may run, wins if its own key is smaller. Returns the smallest key
+ * and records the winner in best->pick_pid (0: the head); best->sticky_passed gets the head's own key
+ * when it is passed over, for count_sticky_passed.
+ */
+__hidden u64 sticky_pick_in_queue(s32 cpu, u32 own, u64 head_key, struct best_head *best)
+{
+	u64 offset = vrq_sticky_queue_offset(rr_interval_ns);
+	u64 best_key = vrq_sticky_priodl(head_key, offset);
+	struct task_struct *p;
+	u32 seen = 0;
+
+	bpf_for_each(scx_dsq, p, own, 0) {
+		struct task_ctx *tctx;
+		u64 key = p->scx.dsq_vtime;
+
+		if (++seen > VRQ_STICKY_SCAN_MAX || key >= best_key)
+			break;	/* the queue is in key order: nothing further on can beat best_key */
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		tctx = task_ctx_of(p);
+		if (tctx && tctx->sticky.sticky_cpu >= 0 && tctx->sticky.sticky_cpu != cpu)
+			continue;	/* sticky elsewhere too: later by the same offset */
+		best_key = key;
+		best->pick_pid = p->pid;
+		if (head_key < best->sticky_passed)
+			best->sticky_passed = head_key;
+		break;		/* the first such task has the smallest key */
+	}
+	return best_key;
+}
 
 /*
  * Dispatch, step 2: the earliest priodl among the queue heads this CPU may run, read without taking any
@@ -64,6 +103,7 @@ __hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
 	best->dist = VRQ_NR_DIST;
 	best->priodl = 0;
 	best->sticky_passed = (u64)-1;
+	best->pick_pid = 0;
 	bpf_for(q, 0, nr_queues) {
 		if (q != own)
 			stat_inc(VRQ_STAT_PEEK);
@@ -83,6 +123,8 @@ __hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
 			if (key < best->sticky_passed)
 				best->sticky_passed = key;
 			key = vrq_sticky_priodl(key, vrq_sticky_offset(rr_interval_ns));
+		} else if (sticky && q == own && sticky_to_other_cpu(task_ctx_of(head), cpu)) {
+			key = sticky_pick_in_queue(cpu, own, key, best);
 		}
 		/* only ties between queues read it: one queue needs no topology lookup */
 		dist = nr_queues > 1 ? cpu_distance(cpu, queue_rep_cpu[QUEUE_IDX(q)]) : VRQ_DIST_SAME;
@@ -196,6 +238,24 @@ __hidden bool keep_served(s32 cpu, struct task_struct *prev __task)
 }
 
 /*
+ * Move the task sticky_pick_in_queue chose (@pid) from this CPU's queue @own to this CPU; false if it
+ * is no longer among the first VRQ_STICKY_SCAN_MAX (it ran elsewhere or left), and the head is taken.
+ */
+static __always_inline bool take_picked(u32 own, s32 pid)
+{
+	struct task_struct *p;
+	u32 seen = 0;
+
+	bpf_for_each(scx_dsq, p, own, 0) {
+		if (++seen > VRQ_STICKY_SCAN_MAX)
+			break;
+		if (p->pid == pid)
+			return scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
+	}
+	return false;
+}
+
+/*
  * Dispatch, step 4, the upgrade of BFS's upgradeable-lock experiment: only now lock the chosen queue, to
  * move its first task that may run here to this CPU. If another queue's task is gone by then, fall back
  * to this CPU's own queue. Records the queue's depth for the statistics.
@@ -212,7 +272,8 @@ __hidden bool take_best(u32 own, const struct best_head *best)
 	vq->nr_queued = depth;
 	if (depth > vq->max_queued)
 		vq->max_queued = depth;
-	if (scx_bpf_dsq_move_to_local(best->q, 0)) {
+	if ((best->q == own && best->pick_pid && take_picked(own, best->pick_pid)) ||
+	    scx_bpf_dsq_move_to_local(best->q, 0)) {
 		stat_inc(best->q == own ? VRQ_STAT_DISPATCH_LOCAL : VRQ_STAT_DISPATCH_STEAL);
 		return true;
 	}

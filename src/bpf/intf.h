@@ -124,7 +124,7 @@ enum vrq_stat {
 	/* sticky tasks (--sticky, BFS) */
 	VRQ_STAT_STICKY_SET,		/* task descheduled while runnable: sticky to its CPU */
 	VRQ_STAT_STICKY_KEPT,		/* sticky task ran again on the CPU it was sticky to */
-	VRQ_STAT_STICKY_PASSED,		/* a CPU passed over another queue's sticky head (it counted as later) */
+	VRQ_STAT_STICKY_PASSED,		/* a CPU passed over a head sticky elsewhere (it counted as later) */
 	VRQ_STAT_STICKY_STOLEN,		/* sticky task ran on another CPU all the same */
 	VRQ_STAT_CLOCK_MISCOUNT,	/* clock updates that found the latency-waiter count below 0 (a bookkeeping
 					 * defect) */

@@ -16,7 +16,8 @@
  *   - what counts as frequency-scaled . vrq_cpu_scaled() (--freq-threshold)
  *   - delayed migration ............... vrq_delay_placement(), vrq_delay_expired() (has the delay run
  *                                        out? delay.bpf.c's end_delay() acts on it)
- *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_priodl(), vrq_sticky_holds()
+ *   - sticky tasks (BFS) .............. vrq_sticky_offset(), vrq_sticky_queue_offset(), vrq_sticky_priodl(),
+ *                                        vrq_sticky_holds()
  *   - run-queue sharing ............... vrq_queue_of()
  *   - niffies carry-over .............. vrq_rebase_deadline()
  *   - sched_yield (BFS yield_type) .... vrq_yield_gives_up_cpu(), vrq_yield_expires_slice()
@@ -1044,6 +1045,21 @@ static __always_inline int vrq_sticky_holds(u64 src_queued, u64 src_cpus, u64 ds
 	if (!dst_cpus)
 		dst_cpus = 1;
 	return 2 * src_queued * dst_cpus <= 2 * dst_queued * src_cpus + dst_cpus + src_cpus;
+}
+
+/*
+ * Sticky tasks inside one queue: to the other CPUs of its own queue a sticky task's deadline counts as
+ * later by one rr_interval, not the nice-19 offset. A queue is shared by CPUs that share a cache, so
+ * what stickiness saves there is the task's place: a worker preempted in the middle of its work and
+ * taken by the next CPU to free up runs its work on two CPUs, and whatever it holds for the CPU it
+ * started on (a per-CPU lock, per-CPU data) is held across the move. One rr_interval needs no count of
+ * who waits where: a sticky task outwaits the others of its CPU by one slice at most before any CPU of
+ * the queue takes it, so three hogs sticky to one CPU beside one hog on the other even out by
+ * themselves (each waits two slices there), and a CPU with nothing else takes it at once.
+ */
+static __always_inline u64 vrq_sticky_queue_offset(u64 rr_ns)
+{
+	return rr_ns;
 }
 
 /* A priodl as seen from outside the sticky CPU's queue: the deadline later by @offset_ns, saturating

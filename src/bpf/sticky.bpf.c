@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * scx_vrq's sticky tasks (--sticky; BFS's sticky): a task descheduled while runnable (not by yielding)
- * is sticky to its CPU, and another queue's CPU counts it as later (the sticky offset) unless taking it
- * evens out the two queues. Its per-task state is task_ctx.sticky; dispatch.bpf.c reads it through
- * sticky_elsewhere and counts the heads passed over (count_sticky_passed).
+ * is sticky to its CPU: another queue's CPU counts it as later by the nice-19 offset unless taking it
+ * evens out the two queues, and another CPU of its own queue by one rr_interval. Its per-task state is
+ * task_ctx.sticky; dispatch.bpf.c reads it through sticky_elsewhere and sticky_to_other_cpu
+ * (sticky_pick_in_queue) and counts the heads passed over (count_sticky_passed).
  */
 #include "vrq.bpf.h"
 
@@ -19,6 +20,16 @@ __hidden bool sticky_elsewhere(struct task_ctx *hctx, u32 q, u32 own)
 	return hctx && hctx->sticky.sticky_cpu >= 0 && queue_of_cpu(hctx->sticky.sticky_cpu) == q &&
 	       vrq_sticky_holds(scx_bpf_dsq_nr_queued(q), online_cpus_of_queue(q),
 				scx_bpf_dsq_nr_queued(own), online_cpus_of_queue(own));
+}
+
+/*
+ * Sticky tasks inside one queue: is this head (@hctx: its task_ctx, may be NULL) sticky to a CPU other
+ * than @cpu? Then the other CPUs of its queue see it later by vrq_sticky_queue_offset
+ * (sticky_pick_in_queue).
+ */
+__hidden bool sticky_to_other_cpu(struct task_ctx *hctx, s32 cpu)
+{
+	return sticky && hctx && hctx->sticky.sticky_cpu >= 0 && hctx->sticky.sticky_cpu != cpu;
 }
 
 /* Sticky tasks: a task sticky to a CPU runs, there (kept) or elsewhere (stolen); the mark is spent. */

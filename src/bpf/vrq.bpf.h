@@ -181,6 +181,7 @@ int end_delay(s32 cpu);
 
 /* sticky.bpf.c: BFS sticky tasks */
 bool sticky_elsewhere(struct task_ctx *hctx, u32 q, u32 own);
+bool sticky_to_other_cpu(struct task_ctx *hctx, s32 cpu);
 int sticky_ends(struct task_ctx *tctx __tctx, s32 cpu);
 int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable);
 

@@ -19,8 +19,9 @@ import subprocess
 import time
 
 from vrqtest import (HOG, POLICY_SIM, REPO, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
-                     kernel_hz, kernel_log_problems, kill_groups, loaded, log, nr_cpus, predicted_shares,
-                     probe_fields, runtime_ns, scx_ops, scx_state, start_hog, stop_all, wait_started)
+                     kernel_hz, kernel_log_problems, kill_groups, loaded, log, nr_cpus, nr_migrations,
+                     predicted_shares, probe_fields, runtime_ns, scx_ops, scx_state, start_hog, stop_all,
+                     wait_started)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
             "preempt_direct", "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any",
@@ -437,6 +438,54 @@ def test_waker_waits(r, secs):
     check_wakee_preemption_rule(r, secs, "--waker-waits", "waker_waits", "count as latency waiters")
 
 
+def test_sticky_in_queue(r, secs):
+    """--sticky inside one shared queue (--queue global: every CPU serves one queue): one and a half CPU
+    hogs per CPU, so one hog waits at a time. Off, a CPU whose hog's turn ends takes the earliest deadline,
+    the hog that waited -- most often one that left another CPU -- and the hogs hop between CPUs about
+    once a turn. On, a hog that left its CPU mid-work counts as one rr_interval later to the queue's
+    other CPUs, so it goes on where it ran unless it would wait a turn longer. Checks: the counters say
+    so (off: nothing made sticky; on: sticky tasks kept and passed over), at most half the migrations,
+    and no hog starved (the 2:1 split one and a half hogs per CPU can leave gives the hogs that share a
+    CPU 0.75 of the fair share)."""
+    nr = nr_cpus()
+    n = nr + max(1, nr // 2)
+    fair = nr / n
+    result = {}
+    for label, extra in (("off", []), ("on", ["--sticky"])):
+        hogs = []
+        with loaded("--queue", "global", *extra, name=f"sticky-in-queue-{label}") as sched:
+            try:
+                hogs = [start_hog() for _ in range(n)]
+                wait_started(hogs)
+                time.sleep(1)
+                with Stats() as stats:
+                    stats.read()
+                    m0 = [nr_migrations(h.pid) for h in hogs]
+                    t0 = [runtime_ns(h.pid) for h in hogs]
+                    time.sleep(secs)
+                    m1 = [nr_migrations(h.pid) for h in hogs]
+                    t1 = [runtime_ns(h.pid) for h in hogs]
+                    c = stats.read()
+            finally:
+                stop_all(hogs)
+        migrations = sum(b - a for a, b in zip(m0, m1))
+        shares = [(b - a) / (secs * 1e9) for a, b in zip(t0, t1)]
+        result[label] = (migrations, c, min(shares))
+        r.check(f"sticky-in-queue {label}: unload", sched.rc == 0, f"rc={sched.rc}")
+        r.figure(f"sticky in one queue {label}: {n} hogs on {nr} CPUs, {secs} s: {migrations} migrations; "
+                 f"set={c.get('sticky_set')} kept={c.get('sticky_kept')} passed={c.get('sticky_passed')} "
+                 f"stolen={c.get('sticky_stolen')}; shares {[round(x, 3) for x in shares]}, fair {fair:.3f}")
+    off, on = result["off"], result["on"]
+    r.check("sticky-in-queue off: nothing counted as sticky", off[1].get("sticky_set", 0) == 0,
+            f"set={off[1].get('sticky_set')}")
+    r.check("sticky-in-queue on: tasks made sticky, kept on their CPU and passed over by the others",
+            all(on[1].get(k, 0) > 0 for k in ("sticky_set", "sticky_kept", "sticky_passed")),
+            f"set={on[1].get('sticky_set')} kept={on[1].get('sticky_kept')} passed={on[1].get('sticky_passed')}")
+    r.check("sticky-in-queue on: at most half the migrations of off", on[0] * 2 <= off[0], f"on {on[0]} vs off {off[0]}")
+    r.check("sticky-in-queue on: no hog starved (min share >= 0.6 x fair)", on[2] >= 0.6 * fair,
+            f"min share {on[2]:.3f}, fair {fair:.3f}")
+
+
 WAKELAT = os.path.join(REPO, "target", "bench", "wakelat")
 
 
@@ -554,7 +603,7 @@ def test_latency_histograms(r, mode, c):
 
 
 QUEUE_MODES = ("global", "llc", "cpu")
-FEATURES = ("yield", "group", "depth", "target", "sleeper", "resume", "wakerwaits")
+FEATURES = ("yield", "group", "depth", "target", "sleeper", "resume", "wakerwaits", "sticky")
 
 
 def parts(ap, flag, arg, known):
@@ -601,7 +650,7 @@ def main():
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     feature_tests = {"yield": test_yield_type, "group": test_group_accounting, "depth": test_fork_depth_penalty,
                      "target": test_target_latency, "sleeper": test_sleeper, "resume": test_long_run_resume,
-                     "wakerwaits": test_waker_waits}
+                     "wakerwaits": test_waker_waits, "sticky": test_sticky_in_queue}
     for feature in features:
         feature_tests[feature](r, opts.share_secs // 2)
     r.finish("scheduler")

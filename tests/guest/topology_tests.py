@@ -20,8 +20,8 @@ import sys
 import threading
 import time
 
-from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, nr_cpus, runtime_ns,
-                     scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
+from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, nr_cpus, nr_migrations,
+                     runtime_ns, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -293,14 +293,6 @@ def test_delayed_migration(r, secs=4):
                 f"migrated, {need})", spin_c.get("delay_migrated", 0) >= need, what)
         r.check(f"topology/delay {label}: ... and the cold CPU runs them (>= {int(0.6 * spins)} of {spins})",
                 elsewhere >= 0.6 * spins, what)
-
-
-def nr_migrations(pid):
-    with open(f"/proc/{pid}/sched") as f:
-        for line in f:
-            if line.startswith("se.nr_migrations"):
-                return int(line.split(":")[1])
-    return 0
 
 
 def test_sticky(r, secs=10):

@@ -60,6 +60,15 @@ def runtime_ns(pid):
         return int(f.read().split()[0])
 
 
+def nr_migrations(pid):
+    """How often the task has moved to another CPU, from /proc/PID/sched (0 if the kernel does not say)."""
+    with open(f"/proc/{pid}/sched") as f:
+        for line in f:
+            if line.startswith("se.nr_migrations"):
+                return int(line.split(":")[1])
+    return 0
+
+
 def stop_all(procs):
     for p in procs:
         if p.poll() is None:
