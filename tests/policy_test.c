@@ -1059,6 +1059,13 @@ static void test_sticky_in_queue(void)
 	 * waits where is needed to even them out */
 	CHECK(cpu_takes_other_cpus_sticky_head(7));
 	CHECK(cpu_takes_other_cpus_sticky_head(12));
+	/* who becomes sticky: runnable, not yielding, not a short runner */
+	CHECK(vrq_becomes_sticky(1, 0, 0));
+	CHECK(!vrq_becomes_sticky(0, 0, 0));	/* it sleeps */
+	CHECK(!vrq_becomes_sticky(1, 1, 0));	/* it yielded */
+	CHECK(!vrq_becomes_sticky(1, 0, 1));	/* a short runner: done soon wherever it runs */
+	/* with --short-run-us 0 no task is a short runner, so every preempted task is sticky */
+	CHECK(vrq_becomes_sticky(1, 0, vrq_short_runner(US(100), 0, 0)));
 	/* without stickiness any head that waited at all wins over a renewed hog */
 	CHECK(vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(MS(10000) - MS(1), 0, MS(6))) <
 	      vrq_priodl(VRQ_PRIO_NORMAL, vrq_deadline(MS(10000), 0, MS(6))));

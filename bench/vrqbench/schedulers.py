@@ -69,6 +69,10 @@ SCHEDULERS = {
     # sticky tasks inside the one shared queue: a task stopped mid-work counts as one rr_interval later to its
     # queue's other CPUs (issue 29, 2026-11-27: schbench's worker moved mid-request)
     "vrq-sticky": {"cmd": _vrq("--sticky"), "vrq": True, "variant": True},
+    # ... with the worker its message thread preempts counted as a latency waiter (schbench's wake-up tail)
+    "vrq-sticky-waker-waits": {"cmd": _vrq("--sticky", "--waker-waits", "true"), "vrq": True, "variant": True},
+    # ... with the worker its message thread preempts resuming right after it (--long-run-resume)
+    "vrq-sticky-resume": {"cmd": _vrq("--sticky", "--long-run-resume", "true"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq's sticky tasks (--sticky; BFS's sticky): a task descheduled while runnable (not by yielding)
- * is sticky to its CPU: another queue's CPU counts it as later by the nice-19 offset unless taking it
- * evens out the two queues, and another CPU of its own queue by one rr_interval. Its per-task state is
- * task_ctx.sticky; dispatch.bpf.c reads it through sticky_elsewhere and sticky_to_other_cpu
- * (sticky_pick_in_queue) and counts the heads passed over (count_sticky_passed).
+ * scx_vrq's sticky tasks (--sticky; BFS's sticky): a task descheduled while runnable (not by yielding),
+ * not a short runner, is sticky to its CPU: another queue's CPU counts it as later by the nice-19
+ * offset unless taking it evens out the two queues, and another CPU of its own queue by one
+ * rr_interval. Its per-task state is task_ctx.sticky; dispatch.bpf.c reads it through sticky_elsewhere
+ * and sticky_to_other_cpu (sticky_pick_in_queue) and counts the heads passed over (count_sticky_passed).
  */
 #include "vrq.bpf.h"
 
@@ -44,11 +44,13 @@ __hidden int sticky_ends(struct task_ctx *tctx __tctx, s32 cpu)
 
 /*
  * BFS sticky: a task that leaves this CPU involuntarily (preempted or out of slice), not by yielding, is
- * sticky to it. The yield hand-off (yielded) is spent either way.
+ * sticky to it, unless it is a short runner (vrq_becomes_sticky; end_run has already ended a run its
+ * wakee cut). The yield hand-off (yielded) is spent either way.
  */
 __hidden int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable)
 {
-	if (sticky && runnable && !tctx->sticky.yielded) {
+	if (sticky && vrq_becomes_sticky(runnable, tctx->sticky.yielded,
+					 vrq_short_runner(tctx->avg_run_ns, tctx->run_ns, short_run_ns))) {
 		tctx->sticky.sticky_cpu = scx_bpf_task_cpu(p);
 		stat_inc(VRQ_STAT_STICKY_SET);
 	}
