@@ -19,7 +19,7 @@ import subprocess
 import time
 
 from vrqtest import (HOG, POLICY_SIM, REPO, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
-                     kernel_hz, kernel_log_problems, kill_groups, loaded, log, nr_cpus, nr_migrations,
+                     kernel_hz, kernel_log_problems, kill_groups, loaded, log, migrations_and_shares, nr_cpus,
                      predicted_shares, probe_fields, runtime_ns, scx_ops, scx_state, start_hog, stop_all,
                      wait_started)
 
@@ -459,17 +459,9 @@ def test_sticky_in_queue(r, secs):
                 wait_started(hogs)
                 time.sleep(1)
                 with Stats() as stats:
-                    stats.read()
-                    m0 = [nr_migrations(h.pid) for h in hogs]
-                    t0 = [runtime_ns(h.pid) for h in hogs]
-                    time.sleep(secs)
-                    m1 = [nr_migrations(h.pid) for h in hogs]
-                    t1 = [runtime_ns(h.pid) for h in hogs]
-                    c = stats.read()
+                    migrations, shares, c = migrations_and_shares([h.pid for h in hogs], secs, stats)
             finally:
                 stop_all(hogs)
-        migrations = sum(b - a for a, b in zip(m0, m1))
-        shares = [(b - a) / (secs * 1e9) for a, b in zip(t0, t1)]
         result[label] = (migrations, c, min(shares))
         r.check(f"sticky-in-queue {label}: unload", sched.rc == 0, f"rc={sched.rc}")
         r.figure(f"sticky in one queue {label}: {n} hogs on {nr} CPUs, {secs} s: {migrations} migrations; "

@@ -20,8 +20,8 @@ import sys
 import threading
 import time
 
-from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, nr_cpus, nr_migrations,
-                     runtime_ns, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
+from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, migrations_and_shares,
+                     nr_cpus, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -316,17 +316,10 @@ def test_sticky(r, secs=10):
                     os.sched_setaffinity(h.pid, range(nr))
                 time.sleep(1)
                 with Stats() as stats:
-                    m0 = [nr_migrations(h.pid) for h in hogs]
-                    t0 = [runtime_ns(h.pid) for h in hogs]
-                    time.sleep(secs)
-                    m1 = [nr_migrations(h.pid) for h in hogs]
-                    t1 = [runtime_ns(h.pid) for h in hogs]
-                    c = stats.read()
+                    migrations, shares, c = migrations_and_shares([h.pid for h in hogs], secs, stats)
             finally:
                 stop_all(hogs)
         rc = sched.rc
-        migrations = sum(b - a for a, b in zip(m0, m1))
-        shares = [(b - a) / (secs * 1e9) for a, b in zip(t0, t1)]
         result[label] = (migrations, c, min(shares))
         r.check(f"topology/sticky {label}: unload", rc == 0, f"rc={rc}")
         fair = nr / n

@@ -34,7 +34,8 @@ from .env import OUT, POLICY_SIM, REPO, SCX_VRQ, log, nr_cpus, wait_for
 from .kernel import (ASKED_EXIT_REASONS, BPF_RESTART_REASON, KERNEL_RESTART_REASON, SCX_SYSFS, dmesg_len, ejections,
                      exits_logged, hotpluggable_cpu, kernel_hz, kernel_log_problems, scx_exits, scx_ops, scx_state,
                      set_cpu_online)
-from .load import (HOG, PERF_FULL, PERF_SCALED, ci_stress_cmd, cpu_times, inject_perf, kill_groups, nr_migrations,
-                   probe_fields, runtime_ns, stalled_tasks, start_hog, stop_all, wait_started)
+from .load import (HOG, PERF_FULL, PERF_SCALED, ci_stress_cmd, cpu_times, inject_perf, kill_groups,
+                   migrations_and_shares, nr_migrations, probe_fields, runtime_ns, stalled_tasks, start_hog, stop_all,
+                   wait_started)
 from .scheduler import (STATS_SOCK, Scheduler, Stats, as_user, flag_default, load_bound, load_reference, loaded,
                         one_clear_line, predicted_shares, run_cli, stats_ready)

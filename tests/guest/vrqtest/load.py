@@ -69,6 +69,18 @@ def nr_migrations(pid):
     return 0
 
 
+def migrations_and_shares(pids, secs, stats):
+    """Watch the tasks `pids` for `secs` seconds: how often they moved to another CPU (all of them
+    together), each one's share of a CPU over that time, and the scheduler's counters over it (`stats`,
+    a Stats)."""
+    stats.read()
+    m0, t0 = [nr_migrations(p) for p in pids], [runtime_ns(p) for p in pids]
+    time.sleep(secs)
+    m1, t1 = [nr_migrations(p) for p in pids], [runtime_ns(p) for p in pids]
+    counters = stats.read()
+    return sum(b - a for a, b in zip(m0, m1)), [(b - a) / (secs * 1e9) for a, b in zip(t0, t1)], counters
+
+
 def stop_all(procs):
     for p in procs:
         if p.poll() is None:
