@@ -261,10 +261,11 @@ pub struct Opts {
     pub migration_delay_us: u64,
 
     /// Sticky tasks (BFS): a task descheduled while still runnable (preempted, or out of slice) is
-    /// sticky to its CPU, unless it is a short runner (--short-run-us). To CPUs of other queues its deadline counts as later by the nice-19 offset,
-    /// so they take it only when they have nothing better or it evens out the queues; to the other CPUs
-    /// of its own queue, later by one --rr-interval-ms, so a task stopped mid-work goes on where it
-    /// started unless it would wait a slice longer. Woken tasks are never sticky.
+    /// sticky to its CPU, unless it is a short runner (--short-run-us). To CPUs of other queues its
+    /// deadline counts as later by the nice-19 offset, so they take it only when they have nothing
+    /// better or it evens out the queues; to the other CPUs of its own queue, later by one
+    /// --rr-interval-ms, so a task stopped mid-work goes on where it started unless it would wait a
+    /// slice longer. Woken tasks are never sticky.
     #[arg(long, help_heading = PLACEMENT)]
     pub sticky: bool,
 

@@ -70,15 +70,13 @@ __hidden u64 sticky_pick_in_queue(s32 cpu, u32 own, u64 head_key, struct best_he
 	u32 seen = 0;
 
 	bpf_for_each(scx_dsq, p, own, 0) {
-		struct task_ctx *tctx;
 		u64 key = p->scx.dsq_vtime;
 
 		if (++seen > VRQ_STICKY_SCAN_MAX || key >= best_key)
 			break;	/* the queue is in key order: nothing further on can beat best_key */
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
-		tctx = task_ctx_of(p);
-		if (tctx && tctx->sticky.sticky_cpu >= 0 && tctx->sticky.sticky_cpu != cpu)
+		if (sticky_to_other_cpu(task_ctx_of(p), cpu))
 			continue;	/* sticky elsewhere too: later by the same offset */
 		best_key = key;
 		best->pick_pid = p->pid;
