@@ -27,7 +27,7 @@ import unittest
 import unittest.mock
 from fractions import Fraction
 
-from vrqbench import (cli, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
+from vrqbench import (cli, goals, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
                       workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
@@ -1113,6 +1113,91 @@ class TestReadmeTable(unittest.TestCase):
             rc, text = self.run_table(readme=readme, rows=path, results=results)
             self.assertEqual(rc, 2)
             self.assertIn("regenerate it with bench/bench report", text)
+
+
+class TestGoals(unittest.TestCase):
+    """bench goals: each goal judged by its interval against its line, a peer better on both latencies only
+    when both its intervals against scx_vrq's runs are below 1, the last report naming a point winning."""
+
+    @staticmethod
+    def recs(workload, runs):
+        """results.jsonl records: runs = {scheduler: (wake p99, request p99, requests/s) per run}."""
+        return [{"workload": workload, "scheduler": s, "run": i, "status": "ok",
+                 "metrics": {"wake_p99_us": w, "req_p99_us": r, "rps": q}}
+                for s, rs in runs.items() for i, (w, r, q) in enumerate(rs)]
+
+    @staticmethod
+    def save(d, plan, recs):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "plan.json"), "w") as f:
+            json.dump(plan, f)
+        with open(os.path.join(d, "results.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in recs)
+
+    def test_states_by_interval_not_by_ratio(self):
+        c = lambda lo, hi: {"ratio": (lo + hi) / 2, "ci": [lo, hi], "verdict": "level"}  # noqa: E731
+        self.assertEqual(goals.judge(c(0.40, 0.49), 0.5, False), "met")
+        self.assertEqual(goals.judge(c(0.45, 0.52), 0.5, False), "on line")   # ratio 0.485 under the line
+        self.assertEqual(goals.judge(c(0.51, 0.60), 0.5, False), "not met")
+        self.assertEqual(goals.judge(c(0.981, 0.99), 0.98, True), "met")
+        self.assertEqual(goals.judge(c(0.97, 0.99), 0.98, True), "on line")
+        self.assertEqual(goals.judge(c(0.90, 0.97), 0.98, True), "not met")
+        self.assertEqual(goals.judge({"ratio": 0.3, "ci": [0.2, 0.4], "verdict": "n/a"}, 0.5, False), "n/a")
+        self.assertEqual(goals.judge(None, 0.5, False), "n/a")
+
+    def test_a_point_judged_with_its_peers(self):
+        point = "reqlat-10ms-w2-m1"
+        recs = self.recs(point, {
+            "eevdf": [(1000 + i, 10000 + i, 100.0) for i in range(4)],
+            "vrq-llc": [(400 + i, 9000 + i, 99.0 + i / 10) for i in range(4)],
+            # better on both than vrq-llc
+            "flash": [(300 + i, 8000 + i, 99.0) for i in range(4)],
+            # better on wake-up p99 only (request p99 the same runs as vrq-llc's: level)
+            "lavd": [(100 + i, 9000 + i, 99.0) for i in range(4)],
+            # only two runs: no verdict
+            "cake": [(1, 1, 99.0) for _ in range(2)]})
+        plan = {"workloads": [point], "schedulers": ["eevdf", "vrq-llc", "flash", "lavd", "cake"],
+                "instruments": {point: "instructions"}}
+        j = goals.judge_point(plan, recs, point, "vrq-llc")
+        self.assertEqual({m: j["goals"][m][2] for m in j["goals"]},
+                         {"wake_p99_us": "met", "req_p99_us": "met", "rps": "met"})
+        self.assertEqual(j["better_on_both"], ["flash"])
+        self.assertEqual(sorted(j["peers"]), ["cake", "flash", "lavd"])
+        text = goals.markdown({point: ("/r/2026-01-01-x", j)})
+        self.assertIn("| reqlat-10ms-w2-m1 | ", text)
+        self.assertIn("flash (0.7", text)
+        self.assertIn("2026-01-01-x |", text)
+        self.assertIn("- a peer better on both at once at 1 of the 1 points with peer runs (reqlat-10ms-w2-m1)", text)
+        # requests/s 0.99 of EEVDF's: met at 0.98 on the instruction clock, not met at 1.0 on the parallel one
+        plan["instruments"][point] = "parallel"
+        self.assertEqual(goals.judge_point(plan, recs, point, "vrq-llc")["goals"]["rps"][1:], (1.0, "not met"))
+        self.assertIsNone(goals.judge_point(plan, recs, point, "vrq-sticky"))
+
+    def test_the_last_report_naming_a_point_wins_and_bad_folders_are_refused(self):
+        point = "schbench-w2"
+        worse = {"eevdf": [(100 + i, 100 + i, 10.0) for i in range(4)],
+                 "vrq-llc": [(300 + i, 300 + i, 10.0) for i in range(4)]}
+        better = {"eevdf": [(100 + i, 100 + i, 10.0) for i in range(4)],
+                  "vrq-llc": [(10 + i, 50 + i, 10.0) for i in range(4)]}
+        plan = {"workloads": [point, "pipe"], "schedulers": ["eevdf", "vrq-llc"], "instruments": {}}
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            self.save(a, plan, self.recs(point, worse))
+            self.save(b, plan, self.recs(point, better))
+            points = goals.collect([a, b])
+            self.assertEqual(list(points), [point])
+            self.assertEqual(points[point][0], b)
+            self.assertEqual(goals.collect([b, a])[point][0], a)
+            out = os.path.join(d, "goals.md")
+            self.assertEqual(cli.main(["goals", a, b, "--out", out]), 0)
+            with open(out) as f:
+                text = f.read()
+            self.assertIn("no peer run | b |", text)
+            self.assertIn("- wake-up p99: 1 met, 0 on line, 0 not met, 0 n/a of 1 points", text)
+            with self.assertRaises(SystemExit):
+                cli.main(["goals", d])
+            with self.assertRaises(SystemExit):
+                cli.main(["goals", a, "--scheduler", "vrq-sticky"])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
     bench report DIR
     bench list
     bench readme-table [--check]
+    bench goals DIR... [--scheduler NAME] [--out FILE]
 
 Each workload is measured on the instrument that can see it: throughput on multi-threaded TCG with
 as many vCPUs as host cores, latency, fairness and scheduler cost on the instruction-counted clock
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from vrqbench import instruments, readme_table, sessions
+from vrqbench import goals, instruments, readme_table, sessions
 from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
 from vrqbench.schedulers import (BASE_BINARY, DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT,
@@ -231,6 +232,14 @@ def cmd_readme_table(a):
     return readme_table.run(readme=a.readme, rows=a.rows, results=a.results, check=a.check)
 
 
+def cmd_goals(a):
+    for d in a.dirs:
+        for f in ("plan.json", "results.jsonl"):
+            if not os.path.exists(os.path.join(d, f)):
+                sys.exit(f"bench goals: {d} is not a bench results folder (no {f})")
+    return goals.run(a.dirs, scheduler=a.scheduler, out=a.out)
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -282,6 +291,16 @@ def parser():
     t.add_argument("--rows", default=readme_table.ROWS, help="the row list (default: bench/readme-table-rows.json)")
     t.add_argument("--results", default=readme_table.RESULTS, help="the reports' folder (default: docs/results)")
     t.set_defaults(fn=cmd_readme_table)
+    g = sub.add_parser("goals", help="judge the request/worker goals (wake-up p99 <= 0.5x, request p99 <= 1.0x, "
+                       "requests/s >= 0.98x EEVDF's; no peer better on both latencies at once) at every "
+                       "surface and schbench point of saved results, by the 95%% intervals",
+                       description=goals.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g.add_argument("dirs", nargs="+", metavar="DIR", help="bench results folders; a point in several is judged "
+                   "from the last named")
+    g.add_argument("--scheduler", default=goals.DEFAULT_SCHEDULER, help="the scheduler judged (default "
+                   f"{goals.DEFAULT_SCHEDULER}, scx_vrq's defaults)")
+    g.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
+    g.set_defaults(fn=cmd_goals)
     return ap
 
 
