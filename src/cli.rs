@@ -210,6 +210,15 @@ pub struct Opts {
     #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub long_run_resume: bool,
 
+    /// A hand-off keeps the turn (true or false): a long runner (runs between sleeps of --short-run-us
+    /// or more) preempted on its CPU by the task it woke keeps its place in its queue -- its turn is
+    /// not counted over for the latency waiters' sake, since its wakee was the waiter -- and its next
+    /// run starts on a whole slice. A request worker that posts a result and is handed the next one
+    /// starts it at once, on a whole turn, instead of a round later on what its last request left. What
+    /// hand-offs add stays within two slices per renewal of its deadline.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
+    pub handoff_slice: bool,
+
     /// A task preempted by the task it woke waits as a latency waiter (true or false; needs a target
     /// latency): queued again because its wakee took its CPU, it counts toward the target latency as a
     /// woken task does, whatever its run length, so the turns ahead of it shorten; its place in the
@@ -405,6 +414,10 @@ pub const MEASURED: &[(&str, &str)] = &[
     (
         "preempt-local",
         "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.67x the defaults'; the hog beside a build level: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
+    ),
+    (
+        "handoff-slice",
+        "on against off (2026-11-27; the rule's first form, a long runner by --short-run-us, which decides as the rule committed, a run of a whole slice, at every point measured), five points of the request/worker surface beside --long-run-resume and --waker-waits: [2026-11-27-handoff-slice](docs/results/2026-11-27-handoff-slice/report.md) (10 and 100 ms requests' wake-up p99 0.01-0.11x EEVDF's against 2.1-6.1x off; request p99 at 10 ms 1.03-1.09x the defaults'); builds not measured",
     ),
     (
         "long-run-resume",

@@ -94,6 +94,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
     rodata.sync_handoff = opts.sync_handoff;
     rodata.preempt_local = opts.preempt_local;
     rodata.long_run_resume = opts.long_run_resume;
+    rodata.handoff_slice = opts.handoff_slice;
     rodata.waker_waits = opts.waker_waits;
     rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
     rodata.yield_type = opts.yield_type;
@@ -527,7 +528,7 @@ mod tests {
     const DEFAULTS: &str = "queue=llc rr-interval-ms=6 max-round-ms=1000 min-slice-us=250 idle-bound-ms=2000 \
         yield-type=1 target-latency-ms=2 target-floor-us=1000 short-run-us=6000 short-run-renew=true \
         under-share-first=true wake-credit=0 sync-handoff=true preempt-local=true long-run-resume=false \
-        waker-waits=false group-accounting=session \
+        waker-waits=false handoff-slice=false group-accounting=session \
         fork-depth-penalty=false freq-threshold=0 migration-delay-us=0 sticky=false";
 
     fn sorted(summary: &str) -> Vec<&str> {

@@ -383,6 +383,72 @@ static void test_long_run_resume(void)
 }
 
 /*
+ * --handoff-slice: a task preempted by its wakee keeps its turn unless it is a short runner or the
+ * hand-offs since its last renewal would add more than a slice; never with the rule off or without the
+ * wakee's preemption; and the bound holds: at most one slice added per renewal of its deadline, whatever
+ * its requests' lengths -- while two hand-offs in a row (a lock's waiter, then the message thread) both
+ * keep the turn.
+ */
+static void test_handoff_keeps_turn(void)
+{
+	u64 slice = MS(6), added, added_total, renewals;
+	s64 left;
+	int i, limit;
+
+	CHECK(vrq_slice_top_up(MS(2), slice) == MS(4));
+	CHECK(vrq_slice_top_up(slice, slice) == 0 && vrq_slice_top_up(MS(7), slice) == 0);
+	CHECK(vrq_slice_top_up(0, slice) == slice && vrq_slice_top_up(-MS(1), slice) == slice);
+	/* a 10 ms request worker, preempted by the message thread it woke: keeps its turn */
+	CHECK(vrq_handoff_keeps_turn(1, 1, MS(4), slice, MS(10), MS(3), MS(6)));
+	/* a run that is long now counts, whatever the average says */
+	CHECK(vrq_handoff_keeps_turn(1, 1, MS(4), slice, MS(1), MS(7), MS(6)));
+	/* a short runner (1 ms requests): the latency waiters' rules serve it */
+	CHECK(!vrq_handoff_keeps_turn(1, 1, MS(4), slice, MS(1), MS(1), MS(6)));
+	/* a second hand-off right after a whole slice's top-up adds next to nothing: kept; over two
+	 * slices since the last renewal: not */
+	CHECK(vrq_handoff_keeps_turn(1, 1, slice + US(20), slice, MS(10), US(20), MS(6)));
+	CHECK(vrq_handoff_keeps_turn(1, 1, 2 * slice, slice, MS(10), MS(3), MS(6)));
+	CHECK(!vrq_handoff_keeps_turn(1, 1, 2 * slice + 1, slice, MS(10), MS(3), MS(6)));
+	/* its slice ran out, or a kick for another task: no hand-off */
+	CHECK(!vrq_handoff_keeps_turn(1, 0, MS(4), slice, MS(10), MS(3), MS(6)));
+	/* the rule off */
+	CHECK(!vrq_handoff_keeps_turn(0, 1, MS(4), slice, MS(10), MS(3), MS(6)));
+	/* --short-run-us 0: every task is a long runner */
+	CHECK(vrq_handoff_keeps_turn(1, 1, US(50), slice, US(50), US(50), 0));
+	/* requests of 1 to 30 ms, and of 1 ms with every task a long runner (--short-run-us 0), one after
+	 * another, each ended by a hand-off: the time added never exceeds a slice per renewal (a slice run
+	 * out, or a turn counted over at a hand-off the rule let go) */
+	for (limit = 0; limit < 2; limit++) {
+		left = slice;
+		added = added_total = renewals = 0;
+		for (i = 0; i < 1000; i++) {
+			s64 req = limit ? MS(1) + (s64)(i * 7919 % 30) * MS(1) : MS(1);
+			u64 top;
+
+			while (req >= left) {	/* the slice runs out mid-request: renewed */
+				req -= left;
+				left = slice;
+				added = 0;
+				renewals++;
+			}
+			left -= req;
+			top = vrq_slice_top_up(left, slice);
+			if (vrq_handoff_keeps_turn(1, 1, added + top, slice, MS(10), req, limit ? MS(6) : 0)) {
+				left = slice;
+				added += top;
+				added_total += top;
+			} else {		/* the turn counted over: renewed */
+				left = slice;
+				added = 0;
+				renewals++;
+			}
+			CHECK(added_total <= (renewals + 1) * VRQ_HANDOFF_MAX_SLICES * slice);
+		}
+		CHECK(added_total > 0 && renewals > 0);
+	}
+}
+
+/*
  * Latency waiters: woken tasks and short runners always, a task its wakee preempted only with
  * --waker-waits -- and then whatever its run length; a CPU hog whose slice ran out never.
  */
@@ -1149,6 +1215,7 @@ int main(void)
 		{ "delay_expired", test_delay_expired },
 		{ "wake_handoff", test_wake_handoff },
 		{ "long_run_resume", test_long_run_resume },
+		{ "handoff_keeps_turn", test_handoff_keeps_turn },
 		{ "latency_waiter", test_latency_waiter },
 		{ "sticky", test_sticky },
 		{ "sticky_claim_lapses", test_sticky_claim_lapses },

@@ -73,6 +73,10 @@ SCHEDULERS = {
     "vrq-sticky-waker-waits": {"cmd": _vrq("--sticky", "--waker-waits", "true"), "vrq": True, "variant": True},
     # ... with the worker its message thread preempts resuming right after it (--long-run-resume)
     "vrq-sticky-resume": {"cmd": _vrq("--sticky", "--long-run-resume", "true"), "vrq": True, "variant": True},
+    # a long runner preempted by the task it woke keeps its turn and starts its next run on a whole slice
+    # (issue 29: the hand-off of a request worker whose request is longer than the target latency's turn)
+    "vrq-handoff-slice": {"cmd": _vrq("--handoff-slice", "true"), "vrq": True, "variant": True},
+    "vrq-sticky-handoff-slice": {"cmd": _vrq("--sticky", "--handoff-slice", "true"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},

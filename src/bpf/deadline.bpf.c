@@ -90,6 +90,7 @@ static __always_inline void renew_deadline(struct task_struct *p, struct task_ct
 	} else {
 		tctx->time_slice = slice;
 	}
+	tctx->handoff_added_ns = 0;	/* --handoff-slice may add a slice again */
 	tctx->deadline = niffies + offset - credit;
 	tctx->deadline = tctx->deadline > lag ? tctx->deadline - lag : 0;
 	tctx->offset = offset;

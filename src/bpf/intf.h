@@ -154,6 +154,8 @@ enum vrq_stat {
 					 * after it (--long-run-resume) */
 	VRQ_STAT_WAKER_WAIT,		/* tasks preempted by the task they woke, neither woken nor short
 					 * runners, that counted as latency waiters (--waker-waits) */
+	VRQ_STAT_HANDOFF_SLICE,		/* long runners preempted by the task they woke, their turn kept and a
+					 * whole slice given for the next run (--handoff-slice) */
 	VRQ_NR_STATS,
 };
 

@@ -32,6 +32,7 @@ const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target'
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as latency waiters (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
 const volatile bool under_share_first = true;	/* a task waking under its CPU share goes first */
+const volatile bool handoff_slice = false;	/* a long runner preempted by its wakee keeps its place, next run a whole slice */
 const volatile bool long_run_resume = false;	/* a long runner preempted by its CPU's wakee runs right after it */
 const volatile bool waker_waits = false;	/* a task preempted by its wakee counts as a latency waiter */
 const volatile u32 wake_credit = 0;		/* % of the offset; 0: off (BFS: a passed deadline renews from now) */
@@ -226,8 +227,9 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 /*
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
  * Steps: charge its time_slice; with a target latency, a turn over uses up its slice
- * (end_turn_if_over); its run for the short-runner rule ends if it sleeps or its wakee preempted it
- * (end_run); its turn ends for the latency histograms (lat); asleep with its slice used up:
+ * (end_turn_if_over) -- unless, with --handoff-slice, it is a hand-off that keeps the turn and gets a
+ * whole slice (vrq_handoff_keeps_turn); its run for the short-runner rule ends if it sleeps or its
+ * wakee preempted it (end_run); its turn ends for the latency histograms (lat); asleep with its slice used up:
  * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
  * (running_priodl 0).
  */
@@ -243,9 +245,19 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		charge_slice(tctx, now);
 		if (group_accounting == VRQ_GROUP_CGROUP)
 			cgroup_charge(tctx, now, false);
-		if (runnable)
+		u64 added = vrq_slice_top_up(tctx->time_slice, rr_interval_ns);
+		bool handoff = runnable && cctx &&
+			       vrq_handoff_keeps_turn(handoff_slice, cctx->waker_preempted, tctx->handoff_added_ns + added,
+						      rr_interval_ns, tctx->avg_run_ns, tctx->run_ns, short_run_ns);
+
+		if (runnable && !handoff)
 			end_turn_if_over(p, tctx, cpu, now);
 		end_run(tctx, cpu, runnable);
+		if (handoff) {
+			tctx->time_slice = rr_interval_ns;
+			tctx->handoff_added_ns += added;
+			stat_inc(VRQ_STAT_HANDOFF_SLICE);
+		}
 		lat_turn_ends(p, tctx, now, runnable);
 		renew_before_sleep(p, tctx, runnable);
 		if (!runnable)

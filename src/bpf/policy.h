@@ -645,6 +645,41 @@ static __always_inline int vrq_long_run_resumes(int enabled, int woken, int by_w
 }
 
 /*
+ * --handoff-slice: a task preempted on its CPU by the task it woke (@by_wakee) that is not a short runner
+ * (@avg_ns and the run it ends, @run_ns, both under @limit_ns, --short-run-us) keeps its turn -- no
+ * turn-over renewal for the latency waiters' sake: its wakee was the waiter, now served -- and its slice
+ * is topped up to a whole one, on its deadline as it stands. A request worker's hand-off (it posts its
+ * result, the message thread it woke preempts it and hands it the next request) then starts the next
+ * request at once and on a whole turn: not a round later (its turn counted over, a new deadline behind
+ * every worker queued since), nor on the remainder the last request left, which splits a request over
+ * one turn more. The bound: what hand-offs add between two renewals of its deadline (@added_ns, this
+ * one's top-up included) stays within VRQ_HANDOFF_MAX_SLICES slices (@slice_ns each), so a task gets at
+ * most that far ahead of its place per renewal, whatever its runs -- without it, a task handing off every
+ * millisecond (every task is a long runner with --short-run-us 0) would never spend a slice, never be
+ * renewed, and keep its CPU. Two, not one: a worker's request often ends with two hand-offs (it wakes a
+ * waiter on reqlat's results lock, then its message thread), the first after its slice ran out, topped
+ * up by a whole slice, the second by the microseconds between them; held to one slice, or to one
+ * hand-off per renewal, the second went by and the worker waited a round (wake-up p99 24-32 ms against
+ * 0.3-0.5 ms without a bound, scheduler suite and probes, 2026-11-27).
+ */
+#define VRQ_HANDOFF_MAX_SLICES 2
+
+static __always_inline int vrq_handoff_keeps_turn(int enabled, int by_wakee, u64 added_ns, u64 slice_ns, u64 avg_ns,
+						  u64 run_ns, u64 limit_ns)
+{
+	return enabled && by_wakee && added_ns <= VRQ_HANDOFF_MAX_SLICES * slice_ns &&
+	       !vrq_short_runner(avg_ns, run_ns, limit_ns);
+}
+
+/* What topping a slice with @left_ns left (negative: overrun) up to @slice_ns adds: at most the slice. */
+static __always_inline u64 vrq_slice_top_up(s64 left_ns, u64 slice_ns)
+{
+	if (left_ns <= 0)
+		return slice_ns;
+	return (u64)left_ns >= slice_ns ? 0 : slice_ns - (u64)left_ns;
+}
+
+/*
  * What the queues' clock gains on real time over @since ns at @rate. At most VRQ_CLOCK_GAIN_MAX_NS of
  * real time counts: the rate is set by the tick, so after a long stretch without one it is stale, and
  * a month at 16x would overflow the product.

@@ -34,6 +34,7 @@ extern const volatile u64 short_run_ns;
 extern const volatile bool short_run_renew;
 extern const volatile bool under_share_first;
 extern const volatile bool long_run_resume;
+extern const volatile bool handoff_slice;
 extern const volatile bool waker_waits;
 extern const volatile u32 wake_credit;
 extern const volatile bool sync_handoff;

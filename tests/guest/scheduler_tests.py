@@ -422,6 +422,7 @@ def check_wakee_preemption_rule(r, secs, flag, counter, what):
     r.check(f"{name}/on: the workers' wake-up p99 under half of it off", p99_on < p99_off / 2,
             f"p99 {p99_on:.0f} us on, {p99_off:.0f} us off")
     r.figure(f"{name}, reqlat 10 ms x {4 * nr_cpus()} workers, 1 message thread, {secs} s: {detail}")
+    return off, on
 
 
 def test_long_run_resume(r, secs):
@@ -436,6 +437,16 @@ def test_waker_waits(r, secs):
     """--waker-waits: the worker counts as a latency waiter, as a woken task does, so the turns ahead of
     it shorten to the target latency's instead of running whole."""
     check_wakee_preemption_rule(r, secs, "--waker-waits", "waker_waits", "count as latency waiters")
+
+
+def test_handoff_slice(r, secs):
+    """--handoff-slice: the worker its message thread preempts keeps its turn (no turn-over renewal for
+    the latency waiters' sake) and starts the next request on a whole slice, so it goes on at once; and
+    the requests still flow as fast (requests/s, counted in guest time on the instruction clock)."""
+    off, on = check_wakee_preemption_rule(r, secs, "--handoff-slice", "handoff_slices", "keep their turn")
+    rps_on, rps_off = on.get("rps", 0), off.get("rps", float("inf"))
+    r.check("handoff-slice/on: requests/s at least 0.98x of it off", rps_on >= 0.98 * rps_off,
+            f"{rps_on} on, {rps_off} off")
 
 
 def test_sticky_in_queue(r, secs):
@@ -595,7 +606,7 @@ def test_latency_histograms(r, mode, c):
 
 
 QUEUE_MODES = ("global", "llc", "cpu")
-FEATURES = ("yield", "group", "depth", "target", "sleeper", "resume", "wakerwaits", "sticky")
+FEATURES = ("yield", "group", "depth", "target", "sleeper", "resume", "wakerwaits", "handoff", "sticky")
 
 
 def parts(ap, flag, arg, known):
@@ -642,7 +653,7 @@ def main():
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     feature_tests = {"yield": test_yield_type, "group": test_group_accounting, "depth": test_fork_depth_penalty,
                      "target": test_target_latency, "sleeper": test_sleeper, "resume": test_long_run_resume,
-                     "wakerwaits": test_waker_waits, "sticky": test_sticky_in_queue}
+                     "wakerwaits": test_waker_waits, "handoff": test_handoff_slice, "sticky": test_sticky_in_queue}
     for feature in features:
         feature_tests[feature](r, opts.share_secs // 2)
     r.finish("scheduler")
