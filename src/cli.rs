@@ -417,7 +417,7 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "handoff-slice",
-        "on against off (2026-11-27; the rule's first form, a long runner by --short-run-us, which decides as the rule committed, a run of a whole slice, at every point measured), five points of the request/worker surface beside --long-run-resume and --waker-waits: [2026-11-27-handoff-slice](docs/results/2026-11-27-handoff-slice/report.md) (10 and 100 ms requests' wake-up p99 0.01-0.11x EEVDF's against 2.1-6.1x off; request p99 at 10 ms 1.03-1.09x the defaults'); builds not measured",
+        "on against off (2026-11-27, the rule without its bound on what hand-offs add), five points of the request/worker surface beside --long-run-resume and --waker-waits: [2026-11-27-handoff-slice](docs/results/2026-11-27-handoff-slice/report.md) (10 and 100 ms requests' wake-up p99 0.01-0.11x EEVDF's against 2.1-6.1x off; request p99 at 10 ms 1.03-1.09x the defaults'); with the bound, the scheduler suite's 10 ms workers' wake-up p99 259 us against 24,980 off; builds not measured",
     ),
     (
         "long-run-resume",

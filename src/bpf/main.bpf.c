@@ -229,8 +229,8 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
  * Steps: charge its time_slice; with a target latency, a turn over uses up its slice
  * (end_turn_if_over) -- unless, with --handoff-slice, it is a hand-off that keeps the turn and gets a
  * whole slice (vrq_handoff_keeps_turn); its run for the short-runner rule ends if it sleeps or its
- * wakee preempted it (end_run); its turn ends for the latency histograms (lat); asleep with its slice used up:
- * renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
+ * wakee preempted it (end_run); its turn ends for the latency histograms (lat); asleep with its slice
+ * used up: renew (renew_before_sleep); sticky mark (sticky_cpu, taking yielded); the CPU runs nothing
  * (running_priodl 0).
  */
 void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
@@ -247,8 +247,9 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 			cgroup_charge(tctx, now, false);
 		u64 added = vrq_slice_top_up(tctx->time_slice, rr_interval_ns);
 		bool handoff = runnable && cctx &&
-			       vrq_handoff_keeps_turn(handoff_slice, cctx->waker_preempted, tctx->handoff_added_ns + added,
-						      rr_interval_ns, tctx->avg_run_ns, tctx->run_ns, short_run_ns);
+			       vrq_handoff_keeps_turn(handoff_slice, cctx->waker_preempted,
+						      tctx->handoff_added_ns + added, rr_interval_ns,
+						      tctx->avg_run_ns, tctx->run_ns, short_run_ns);
 
 		if (runnable && !handoff)
 			end_turn_if_over(p, tctx, cpu, now);
