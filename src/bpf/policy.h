@@ -656,10 +656,10 @@ static __always_inline int vrq_long_run_resumes(int enabled, int woken, int by_w
  * one's top-up included) stays within VRQ_HANDOFF_MAX_SLICES slices (@slice_ns each), so a task gets at
  * most that far ahead of its place per renewal, whatever its runs -- without it, a task handing off every
  * millisecond (every task is a long runner with --short-run-us 0) would never spend a slice, never be
- * renewed, and keep its CPU. Two, not one: a worker's request often ends with two hand-offs (it wakes a
- * waiter on reqlat's results lock, then its message thread), the first after its slice ran out, topped
- * up by a whole slice, the second by the microseconds between them; held to one slice, or to one
- * hand-off per renewal, the second went by and the worker waited a round (wake-up p99 24-32 ms against
+ * renewed, and keep its CPU. Two, not one: held to one slice, or to one hand-off per renewal, the second
+ * of two hand-offs close together went by and the worker waited a round -- most likely reqlat's worker
+ * at a request's end, waking a waiter on its results lock and then its message thread, the first
+ * topped up by a whole slice after its slice ran out (inferred, not traced) (wake-up p99 24-32 ms against
  * 0.3-0.5 ms without a bound, scheduler suite and probes, 2026-11-27).
  */
 #define VRQ_HANDOFF_MAX_SLICES 2
