@@ -384,9 +384,9 @@ static void test_long_run_resume(void)
 
 /*
  * --handoff-slice: a task preempted by its wakee keeps its turn unless it is a short runner or the
- * hand-offs since its last renewal would add more than a slice; never with the rule off or without the
- * wakee's preemption; and the bound holds: at most one slice added per renewal of its deadline, whatever
- * its requests' lengths -- while two hand-offs in a row (a lock's waiter, then the message thread) both
+ * hand-offs since its last renewal would add more than VRQ_HANDOFF_MAX_SLICES slices; never with
+ * the rule off or without the wakee's preemption; and the bound holds: at most that much added per
+ * renewal of its deadline, whatever its requests' lengths -- while two hand-offs in a row (a lock's waiter, then the message thread) both
  * keep the turn.
  */
 static void test_handoff_keeps_turn(void)
@@ -415,9 +415,9 @@ static void test_handoff_keeps_turn(void)
 	CHECK(!vrq_handoff_keeps_turn(0, 1, MS(4), slice, MS(10), MS(3), MS(6)));
 	/* --short-run-us 0: every task is a long runner */
 	CHECK(vrq_handoff_keeps_turn(1, 1, US(50), slice, US(50), US(50), 0));
-	/* requests of 1 to 30 ms, and of 1 ms with every task a long runner (--short-run-us 0), one after
-	 * another, each ended by a hand-off: the time added never exceeds a slice per renewal (a slice run
-	 * out, or a turn counted over at a hand-off the rule let go) */
+	/* requests of 1 to 30 ms, and of 1 ms with every task a long runner (--short-run-us 0), one
+	 * after another, each ended by a hand-off: the time added never exceeds VRQ_HANDOFF_MAX_SLICES
+	 * slices per renewal (a slice run out, or a turn counted over at a hand-off the rule let go) */
 	for (limit = 0; limit < 2; limit++) {
 		left = slice;
 		added = added_total = renewals = 0;
