@@ -29,8 +29,8 @@ pub enum Profile {
     Default,
     /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
     /// --target-latency-ms 0 --short-run-us 0 --short-run-renew false --under-share-first false
-    /// --wake-credit 0 --sync-handoff false --preempt-local false --long-run-resume false
-    /// --waker-waits false --group-accounting off). What stays
+    /// --wake-credit 0 --sync-handoff false --preempt-local false --handoff-slice false
+    /// --group-accounting off). What stays
     /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
     Bfs,
 }
@@ -57,9 +57,7 @@ impl Profile {
                 "false",
                 "--preempt-local",
                 "false",
-                "--long-run-resume",
-                "false",
-                "--waker-waits",
+                "--handoff-slice",
                 "false",
                 "--group-accounting",
                 "off",
@@ -201,32 +199,15 @@ pub struct Opts {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub preempt_local: bool,
 
-    /// Long runners resume after a wakee (true or false): a task whose runs between sleeps average
-    /// --short-run-us or more (every task with --short-run-us 0), preempted on its CPU by a task woken
-    /// there, runs again on that CPU right after the wakee instead of going back into its queue behind
-    /// every task queued since its turn began. A request worker that posts a result and is preempted by
-    /// the message thread it woke gets its next request without waiting a round. Off by default until
-    /// measured on builds and the whole request/worker surface (docs/design.md).
-    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
-    pub long_run_resume: bool,
-
     /// A hand-off keeps the turn (true or false): a long runner (runs between sleeps of --short-run-us
     /// or more) preempted on its CPU by the task it woke keeps its place in its queue -- its turn is
     /// not counted over for the latency waiters' sake, since its wakee was the waiter -- and its next
     /// run starts on a whole slice. A request worker that posts a result and is handed the next one
     /// starts it at once, on a whole turn, instead of a round later on what its last request left. What
-    /// hand-offs add stays within two slices per renewal of its deadline.
-    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
+    /// hand-offs add stays within two slices per renewal of its deadline. Short runners are left to
+    /// the latency waiters' rules (--short-run-us).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub handoff_slice: bool,
-
-    /// A task preempted by the task it woke waits as a latency waiter (true or false; needs a target
-    /// latency): queued again because its wakee took its CPU, it counts toward the target latency as a
-    /// woken task does, whatever its run length, so the turns ahead of it shorten; its place in the
-    /// queue stays its own. A request worker that posts a result is preempted by the message thread it
-    /// wakes, and has its next request: it waits as one woken, not a round of whole turns. Short runners
-    /// count anyway (--short-run-us).
-    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
-    pub waker_waits: bool,
 
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
@@ -417,15 +398,7 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "handoff-slice",
-        "on against off (2026-11-27, the rule without its bound on what hand-offs add), five points of the request/worker surface beside --long-run-resume and --waker-waits: [2026-11-27-handoff-slice](docs/results/2026-11-27-handoff-slice/report.md) (10 and 100 ms requests' wake-up p99 0.01-0.11x EEVDF's against 2.1-6.1x off; request p99 at 10 ms 1.03-1.09x the defaults'); with the bound, the scheduler suite's 10 ms workers' wake-up p99 259 us against 24,980 off; builds not measured",
-    ),
-    (
-        "long-run-resume",
-        "on against off at c13047b (2026-11-26), five points of the request/worker surface: [2026-11-26-long-run-resume](docs/results/2026-11-26-long-run-resume/report.md) (10 and 100 ms requests' wake-up p99 0.04-0.80x EEVDF's against 2.1-5.9x off; request p99 at 4 workers per CPU 1.21-1.25x against 1.15-1.16x off); builds not measured",
-    ),
-    (
-        "waker-waits",
-        "on against off at 506935e (2026-11-26), three points of the request/worker surface: [2026-11-26-waker-waits](docs/results/2026-11-26-waker-waits/report.md) (10 and 100 ms requests' wake-up p99 0.88-1.49x EEVDF's against 2.2-5.8x off, 0.03-0.70x with --long-run-resume; request p99 level, 1.27x worse with both at 4 workers per CPU); builds not measured",
+        "on against off (2026-11-27, f8e1551's scheduler) on the whole request/worker surface, schbench, the four builds and the four frame loads: [2026-11-27-handoff-slice](docs/results/2026-11-27-handoff-slice/report.md), [2026-11-27-handoff-surface-long](docs/results/2026-11-27-handoff-surface-long/report.md), [2026-11-27-handoff-surface-short](docs/results/2026-11-27-handoff-surface-short/report.md), [2026-11-27-handoff-schbench-w2](docs/results/2026-11-27-handoff-schbench-w2/report.md), [2026-11-27-handoff-builds](docs/results/2026-11-27-handoff-builds/report.md), [2026-11-27-handoff-frames](docs/results/2026-11-27-handoff-frames/report.md) (wake-up p99 <= 0.5x EEVDF's at 13 of 27 points against 1 of 26 with it off, every 10 and 100 ms point with 2 or 4 workers per CPU at 0.003-0.11x; request p99 at 10 ms x 4 workers per CPU 1.07-1.09x off's; builds, frame p99 and the 50 us and 1 ms points level; late frames beside a build 10 against 3 in 4 runs)",
     ),
     (
         "group-accounting",

@@ -93,9 +93,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
     rodata.wake_credit = opts.wake_credit;
     rodata.sync_handoff = opts.sync_handoff;
     rodata.preempt_local = opts.preempt_local;
-    rodata.long_run_resume = opts.long_run_resume;
     rodata.handoff_slice = opts.handoff_slice;
-    rodata.waker_waits = opts.waker_waits;
     rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
     rodata.yield_type = opts.yield_type;
     rodata.group_accounting = opts.group_accounting.bpf_value();
@@ -527,8 +525,8 @@ mod tests {
     /// Every knob by name: adding a knob, or changing a default, changes this list on purpose.
     const DEFAULTS: &str = "queue=llc rr-interval-ms=6 max-round-ms=1000 min-slice-us=250 idle-bound-ms=2000 \
         yield-type=1 target-latency-ms=2 target-floor-us=1000 short-run-us=6000 short-run-renew=true \
-        under-share-first=true wake-credit=0 sync-handoff=true preempt-local=true long-run-resume=false \
-        waker-waits=false handoff-slice=false group-accounting=session \
+        under-share-first=true wake-credit=0 sync-handoff=true preempt-local=true \
+        handoff-slice=true group-accounting=session \
         fork-depth-penalty=false freq-threshold=0 migration-delay-us=0 sticky=false";
 
     fn sorted(summary: &str) -> Vec<&str> {
@@ -557,6 +555,7 @@ mod tests {
             .replace("under-share-first=true", "under-share-first=false")
             .replace("sync-handoff=true", "sync-handoff=false")
             .replace("preempt-local=true", "preempt-local=false")
+            .replace("handoff-slice=true", "handoff-slice=false")
             .replace("group-accounting=session", "group-accounting=off");
         assert_eq!(sorted(&o.knob_summary), sorted(&expect));
         assert_eq!(o.queue, QueueMode::Global);

@@ -360,29 +360,6 @@ static void test_short_runner(void)
 }
 
 /*
- * --long-run-resume: only a long runner, only preempted by a task woken on its CPU, never on its own
- * wake-up, never with the rule off.
- */
-static void test_long_run_resume(void)
-{
-	/* a worker averaging 10 ms runs preempted by the message thread it woke: resumes */
-	CHECK(vrq_long_run_resumes(1, 0, 1, MS(10), MS(6)));
-	/* exactly the limit is a long runner (vrq_short_runner: below it is short) */
-	CHECK(vrq_long_run_resumes(1, 0, 1, MS(6), MS(6)));
-	/* a short runner (1 ms requests): the latency waiters' rules serve it, queued by its deadline */
-	CHECK(!vrq_long_run_resumes(1, 0, 1, MS(1), MS(6)));
-	/* queued by its own wake-up, or preempted by no wakee (its slice ran out, a kick for another
-	 * CPU's task): the queue's order */
-	CHECK(!vrq_long_run_resumes(1, 1, 1, MS(10), MS(6)));
-	CHECK(!vrq_long_run_resumes(1, 0, 0, MS(10), MS(6)));
-	/* the rule off */
-	CHECK(!vrq_long_run_resumes(0, 0, 1, MS(10), MS(6)));
-	/* --short-run-us 0: no task is a short runner, every one is long, even one never averaged */
-	CHECK(vrq_long_run_resumes(1, 0, 1, 0, 0));
-	CHECK(vrq_long_run_resumes(1, 0, 1, US(50), 0));
-}
-
-/*
  * --handoff-slice: a task preempted by its wakee keeps its turn unless it is a short runner or the
  * hand-offs since its last renewal would add more than VRQ_HANDOFF_MAX_SLICES slices; never with
  * the rule off or without the wakee's preemption; and the bound holds: at most that much added per
@@ -449,21 +426,15 @@ static void test_handoff_keeps_turn(void)
 }
 
 /*
- * Latency waiters: woken tasks and short runners always, a task its wakee preempted only with
- * --waker-waits -- and then whatever its run length; a CPU hog whose slice ran out never.
+ * Latency waiters: woken tasks and short runners queued again; a long runner queued again (a CPU hog
+ * after its turn, a worker its wakee preempted) never -- the hand-off rule serves the worker.
  */
 static void test_latency_waiter(void)
 {
-	/* a woken task, a short runner queued again: with the rule on or off */
-	CHECK(vrq_latency_waiter(1, 0, 0, 0));
-	CHECK(vrq_latency_waiter(0, 1, 0, 0));
-	CHECK(vrq_latency_waiter(0, 1, 0, 1));
-	/* a 10 ms worker preempted by the message thread it woke: only with the rule */
-	CHECK(vrq_latency_waiter(0, 0, 1, 1));
-	CHECK(!vrq_latency_waiter(0, 0, 0, 1));
-	/* a CPU hog queued again after its turn, or preempted by another CPU's wakee: never */
-	CHECK(!vrq_latency_waiter(0, 0, 1, 0));
-	CHECK(!vrq_latency_waiter(0, 0, 0, 0));
+	CHECK(vrq_latency_waiter(1, 0));
+	CHECK(vrq_latency_waiter(0, 1));
+	CHECK(vrq_latency_waiter(1, 1));
+	CHECK(!vrq_latency_waiter(0, 0));
 }
 
 /*
@@ -1214,7 +1185,6 @@ int main(void)
 		{ "delay_placement", test_delay_placement },
 		{ "delay_expired", test_delay_expired },
 		{ "wake_handoff", test_wake_handoff },
-		{ "long_run_resume", test_long_run_resume },
 		{ "handoff_keeps_turn", test_handoff_keeps_turn },
 		{ "latency_waiter", test_latency_waiter },
 		{ "sticky", test_sticky },

@@ -69,14 +69,9 @@ SCHEDULERS = {
     # sticky tasks inside the one shared queue: a task stopped mid-work counts as one rr_interval later to its
     # queue's other CPUs (issue 29, 2026-11-27: schbench's worker moved mid-request)
     "vrq-sticky": {"cmd": _vrq("--sticky"), "vrq": True, "variant": True},
-    # ... with the worker its message thread preempts counted as a latency waiter (schbench's wake-up tail)
-    "vrq-sticky-waker-waits": {"cmd": _vrq("--sticky", "--waker-waits", "true"), "vrq": True, "variant": True},
-    # ... with the worker its message thread preempts resuming right after it (--long-run-resume)
-    "vrq-sticky-resume": {"cmd": _vrq("--sticky", "--long-run-resume", "true"), "vrq": True, "variant": True},
     # a long runner preempted by the task it woke keeps its turn and starts its next run on a whole slice
-    # (issue 29: the hand-off of a request worker whose request is longer than the target latency's turn)
-    "vrq-handoff-slice": {"cmd": _vrq("--handoff-slice", "true"), "vrq": True, "variant": True},
-    "vrq-sticky-handoff-slice": {"cmd": _vrq("--sticky", "--handoff-slice", "true"), "vrq": True, "variant": True},
+    # (--handoff-slice, on by default since 2026-11-27; issue 29): off, to compare with the defaults
+    "vrq-handoff-slice-off": {"cmd": _vrq("--handoff-slice", "false"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
@@ -109,22 +104,6 @@ SCHEDULERS = {
     "vrq-under-share-off": {"cmd": _vrq("--under-share-first", "false"), "vrq": True, "variant": True},
     # the target latency off (the default until 215a64e, 2026-11-23)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
-    # a long runner preempted by its CPU's wakee runs right after it (--long-run-resume, off by default; issue 29)
-    "vrq-long-run-resume": {"cmd": _vrq("--long-run-resume", "true"), "vrq": True, "variant": True},
-    # a task preempted by the task it woke counts as a latency waiter, whatever its run length (--waker-waits,
-    # off by default; issue 29)
-    "vrq-waker-waits": {"cmd": _vrq("--waker-waits", "true"), "vrq": True, "variant": True},
-    # both rules for a task its wakee preempts: it counts as a latency waiter and, a long runner, resumes
-    "vrq-waker-waits-resume": {"cmd": _vrq("--waker-waits", "true", "--long-run-resume", "true"), "vrq": True,
-                               "variant": True},
-    # ... with turns half as long (--rr-interval-ms 3): how much of the request tail at 4 workers per CPU is
-    # the turn's length
-    "vrq-waker-waits-resume-rr3": {"cmd": _vrq("--waker-waits", "true", "--long-run-resume", "true",
-                                               "--rr-interval-ms", "3"), "vrq": True, "variant": True},
-    # BFS's sticky tasks between per-CPU queues, with a preempted worker counted as a latency waiter: schbench's
-    # per-CPU lock makes a worker moved mid-request spin on it (issue 29, 2026-11-27)
-    "vrq-cpu-sticky-waker-waits": {"cmd": _vrq("--queue", "cpu", "--sticky", "--waker-waits", "true"), "vrq": True,
-                                   "variant": True},
     # A/A runs: the same scheduler under another name, to check that the verdict rule calls a scheduler level
     # with itself (issue 27). eevdf-again starts nothing, as eevdf (the runner keys on cmd None, not on the
     # name); vrq-llc-again is vrq-llc's command

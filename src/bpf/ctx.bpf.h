@@ -35,8 +35,7 @@ struct cpu_ctx {
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	u8 waker_preempted;			/* a task woken by the one running here preempts it
 						 * (preempt_for_wakeup): a short runner's run ends there;
-						 * --waker-waits, --long-run-resume read it. start_turn
-						 * clears it */
+						 * --handoff-slice reads it. start_turn clears it */
 	u8 released;				/* a higher class (real-time, deadline) holds this CPU:
 						 * cpu_release sets it, cpu_acquire clears it
 						 * (cpu_release.bpf.c) */

@@ -150,10 +150,6 @@ enum vrq_stat {
 	VRQ_STAT_REENQUEUED,		/* tasks handed back from a taken CPU's local queue, queued again to run elsewhere */
 	VRQ_STAT_KEEP_SERVED,		/* the task that just ran kept by its slice while a higher class waits on its
 					 * CPU: the kernel's sched_ext deadline server runs it (keep_served) */
-	VRQ_STAT_LONG_RUN_RESUME,	/* long runners preempted by a task woken on their CPU, run again right
-					 * after it (--long-run-resume) */
-	VRQ_STAT_WAKER_WAIT,		/* tasks preempted by the task they woke, neither woken nor short
-					 * runners, that counted as latency waiters (--waker-waits) */
 	VRQ_STAT_HANDOFF_SLICE,		/* long runners preempted by the task they woke, their turn kept and a
 					 * whole slice given for the next run (--handoff-slice) */
 	VRQ_NR_STATS,

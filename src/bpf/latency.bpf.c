@@ -23,11 +23,10 @@ u64 clock_rate = VRQ_RATE_ONE;	/* its rate since then */
  */
 u64 clock_waiting;
 /*
- * Latency waiters: the tasks waiting for a CPU whose wait the target latency bounds -- woken tasks, with
- * --short-run-us short runners queued again, with --waker-waits tasks the task they woke preempted
- * (policy.h: vrq_latency_waiter, vrq_clock_waiters). Their count sets the
- * clock's rate: enqueue counts a task (count_latency_waiter, task_ctx.latency_waiter), running and
- * quiescent uncount it.
+ * Latency waiters: the tasks waiting for a CPU whose wait the target latency bounds -- woken tasks and,
+ * with --short-run-us, short runners queued again (policy.h: vrq_latency_waiter, vrq_clock_waiters).
+ * Their count sets the clock's rate: enqueue counts a task (count_latency_waiter,
+ * task_ctx.latency_waiter), running and quiescent uncount it.
  * clock_update resets it when the queues are empty, so that a miscount does not outlive a busy spell,
  * and starts a new generation (waiters_gen): a task counted before the reset is not uncounted after it.
  * Without the generation a reset could drive the count below 0 for as long as the queues then stayed
@@ -96,23 +95,21 @@ __hidden u64 turn_rate(void)
 }
 
 /*
- * Target latency: @p waits for a CPU, queued by its wake-up, with --short-run-us queued again as a short
- * runner (policy.h: vrq_short_runner), or with --waker-waits queued again because the task it woke
- * preempted it (@by_wakee): a latency waiter, counted toward the clock's rate (vrq_latency_waiter).
+ * Target latency: @p waits for a CPU, queued by its wake-up, or with --short-run-us queued again as a
+ * short runner (policy.h: vrq_short_runner): a latency waiter, counted toward the clock's rate
+ * (vrq_latency_waiter).
  */
-__hidden int count_latency_waiter(struct task_ctx *tctx __tctx, u64 enq_flags, bool by_wakee)
+__hidden int count_latency_waiter(struct task_ctx *tctx __tctx, u64 enq_flags)
 {
 	bool woken = enq_flags & SCX_ENQ_WAKEUP, short_runner;
 
 	if (!target_latency_ns || tctx->target.latency_waiter)
 		return 0;
 	short_runner = !woken && vrq_short_runner(tctx->avg_run_ns, tctx->run_ns, short_run_ns);
-	if (!vrq_latency_waiter(woken, short_runner, waker_waits, by_wakee))
+	if (!vrq_latency_waiter(woken, short_runner))
 		return 0;
 	if (short_runner)
 		stat_inc(VRQ_STAT_SHORT_RUN_WAIT);
-	else if (!woken)
-		stat_inc(VRQ_STAT_WAKER_WAIT);
 	tctx->target.latency_waiter = 1;
 	tctx->target.waiters_gen = waiters_gen;
 	__sync_fetch_and_add(&latency_waiters, 1);
@@ -200,43 +197,6 @@ __hidden bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tc
 	if (!vrq_turn_over(now - cctx->turn_started, rr_interval_ns, latency_waiters_rate()))
 		return false;
 	tctx->time_slice = 0;
-	return true;
-}
-
-/*
- * @p, queued again on @cpu and not by its wake-up, is the task a task woken there has just preempted: it
- * is still the CPU's current task (this enqueue is its switch-out) and the preemption was its wakee's
- * (count_local_preemption). Read by --long-run-resume and --waker-waits; with both off, every enqueue
- * skips the lookup.
- */
-__hidden bool preempted_by_wakee(struct task_struct *p __task, s32 cpu, u64 enq_flags)
-{
-	struct cpu_ctx *cctx;
-
-	if (!(long_run_resume || waker_waits) || (enq_flags & SCX_ENQ_WAKEUP) || cpu != bpf_get_smp_processor_id() ||
-	    !(cctx = cpu_ctx_of(cpu)))
-		return false;
-	return cctx->waker_preempted && scx_bpf_task_running(p);
-}
-
-/*
- * --long-run-resume (policy.h: vrq_long_run_resumes): @p, queued again on @cpu, is the task a task woken
- * there has just preempted (@by_wakee: preempted_by_wakee), and a long runner: it goes onto this CPU's
- * local queue behind the wakee, which the preemption put there or dispatch took, and runs as soon as the
- * wakee is done, with the slice it has. Not while a higher class holds the CPU (cpu_release hands that
- * queue back). True: inserted.
- */
-__hidden bool resume_after_wakee(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u64 enq_flags,
-				bool by_wakee)
-{
-	struct cpu_ctx *cctx;
-
-	if (!vrq_long_run_resumes(long_run_resume, false, by_wakee, tctx->avg_run_ns, short_run_ns))
-		return false;
-	if (!(cctx = cpu_ctx_of(cpu)) || cctx->released)
-		return false;
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
-	stat_inc(VRQ_STAT_LONG_RUN_RESUME);
 	return true;
 }
 

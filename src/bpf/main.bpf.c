@@ -32,9 +32,7 @@ const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target'
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as latency waiters (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
 const volatile bool under_share_first = true;	/* a task waking under its CPU share goes first */
-const volatile bool handoff_slice = false;	/* a long runner preempted by its wakee keeps its place, next run a whole slice */
-const volatile bool long_run_resume = false;	/* a long runner preempted by its CPU's wakee runs right after it */
-const volatile bool waker_waits = false;	/* a task preempted by its wakee counts as a latency waiter */
+const volatile bool handoff_slice = true;	/* a long runner preempted by its wakee keeps its place, next run a whole slice */
 const volatile u32 wake_credit = 0;		/* % of the offset; 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
@@ -73,19 +71,18 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
  * ops.enqueue: @p must be queued -- select_cpu found no idle CPU, or it was preempted or its slice ended
  * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
  * keep its CPU. Steps: take the wake-up hand-off (wake_sync); ready it (ready_to_queue); SCX_ENQ_LAST:
- * keep it on its CPU (keep_on_cpu); a long runner its CPU's wakee preempted runs after it
- * (preempted_by_wakee, resume_after_wakee, --long-run-resume); else insert it into its CPU's queue by
- * priodl, counted as a latency waiter if it is one (count_latency_waiter); delayed migration
- * (hold_for_delay); a task still running with slice left needs no CPU; else kick_idle_or_preempt. Reads
- * delay.scaled_cpu (taken); writes deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST),
- * delay.waker / delay.gen and the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
+ * keep it on its CPU (keep_on_cpu); else insert it into its CPU's queue by priodl, counted as a latency
+ * waiter if it is one (count_latency_waiter); delayed migration (hold_for_delay); a task still running
+ * with slice left needs no CPU; else kick_idle_or_preempt. Reads delay.scaled_cpu (taken); writes
+ * deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST), delay.waker / delay.gen and
+ * the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
  */
 void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = task_ctx_of(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 q = queue_of_cpu(cpu);
-	bool sync_wakeup, by_wakee;
+	bool sync_wakeup;
 	u64 priodl;
 
 	if (!tctx) {
@@ -103,15 +100,12 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_inc(VRQ_STAT_KEEP_LAST);
 		return;
 	}
-	by_wakee = preempted_by_wakee(p, cpu, enq_flags);
-	if (resume_after_wakee(p, tctx, cpu, enq_flags, by_wakee))
-		return;
 	if ((enq_flags & SCX_ENQ_WAKEUP) && preempt_local_direct(p, tctx, priodl, sync_wakeup, enq_flags)) {
-		count_latency_waiter(tctx, enq_flags, false);
+		count_latency_waiter(tctx, enq_flags);
 		return;
 	}
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
-	count_latency_waiter(tctx, enq_flags, by_wakee);
+	count_latency_waiter(tctx, enq_flags);
 	if (hold_for_delay(tctx, cpu))
 		return;
 	/*

@@ -616,32 +616,15 @@ static __always_inline int vrq_should_renew_short_run(s64 slice_left_ns, u64 avg
 
 /*
  * Latency waiters (--target-latency-ms): a task queued for a CPU counts toward the clock's rate -- its
- * wait bounded by the target -- when it was woken (@woken), when it is a short runner queued again
- * (@short_runner, --short-run-us), and with --waker-waits when the task it woke has just preempted it
- * on its CPU (@by_wakee), whatever its run length. That preemption is a hand-off: the worker that posts
- * its result wakes its message thread, which preempts it to hand it the next request -- the worker has
- * what it waited for, as a woken task has, and would otherwise wait as a CPU hog waits, a round of
- * whole turns (10 ms requests, 4 workers per CPU: wake-up p99 6x EEVDF's). It moves no deadline: its
- * place in the queue is what it had, only the turns before it shorten.
+ * wait bounded by the target -- when it was woken (@woken) or is a short runner queued again
+ * (@short_runner, --short-run-us). A long runner preempted by the task it woke is not one: with
+ * --handoff-slice (below) it keeps its place in the queue instead, which served it better than
+ * counting it as a waiter, with shorter turns ahead of it, did (2026-11-26-waker-waits: wake-up p99
+ * 0.9-1.5x EEVDF's at 10 and 100 ms requests, where the hand-off rule gives 0.01-0.11x).
  */
-static __always_inline int vrq_latency_waiter(int woken, int short_runner, int waker_waits, int by_wakee)
+static __always_inline int vrq_latency_waiter(int woken, int short_runner)
 {
-	return woken || short_runner || (waker_waits && by_wakee);
-}
-
-/*
- * --long-run-resume: a task preempted on its CPU by a task woken there (@by_wakee) goes back onto that
- * CPU to run right after the wakee, ahead of its queue, when it is a long runner (@avg_ns, its average
- * run between sleeps, at least @limit_ns, --short-run-us; every task when that is 0). A request
- * worker that posts its result wakes its message thread, which preempts it to hand it the next request:
- * queued again by its deadline -- renewed as its turn began, so behind every task queued since -- it
- * waited a round of the queue for a request it already had (10 ms requests, 4 workers per CPU: wake-up
- * p99 6x EEVDF's). Short runners are served by the latency waiters' rules instead; a task enqueued by its
- * own wake-up (@woken) was not preempted.
- */
-static __always_inline int vrq_long_run_resumes(int enabled, int woken, int by_wakee, u64 avg_ns, u64 limit_ns)
-{
-	return enabled && !woken && by_wakee && avg_ns >= limit_ns;
+	return woken || short_runner;
 }
 
 /*

@@ -33,9 +33,7 @@ extern const volatile u64 target_floor_ns;
 extern const volatile u64 short_run_ns;
 extern const volatile bool short_run_renew;
 extern const volatile bool under_share_first;
-extern const volatile bool long_run_resume;
 extern const volatile bool handoff_slice;
-extern const volatile bool waker_waits;
 extern const volatile u32 wake_credit;
 extern const volatile bool sync_handoff;
 extern const volatile bool preempt_local;
@@ -139,13 +137,11 @@ int renew_before_sleep(struct task_struct *p __task, struct task_ctx *tctx __tct
 
 /* latency.bpf.c: the target latency's clock, short runners, under-share wake-ups */
 int clock_update(u64 now);
-int count_latency_waiter(struct task_ctx *tctx __tctx, u64 enq_flags, bool by_wakee);
+int count_latency_waiter(struct task_ctx *tctx __tctx, u64 enq_flags);
 int uncount_latency_waiter(struct task_ctx *tctx __tctx);
 int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 niffies, u64 slice);
 int end_longest_turn(s32 longest_cpu, u64 longest_since);
 u64 turn_rate(void);
-bool preempted_by_wakee(struct task_struct *p __task, s32 cpu, u64 enq_flags);
-bool resume_after_wakee(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u64 enq_flags, bool by_wakee);
 bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u64 now);
 int end_run(struct task_ctx *tctx __tctx, s32 cpu, bool runnable);
 

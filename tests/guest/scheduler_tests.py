@@ -399,54 +399,34 @@ def test_target_latency(r, secs, target_ms=2):
              f"false, beside 2 hogs waking every {TURN_END_SLEEP_US // 1000} ms: {sleeper_turns}, {turn_ends}")
 
 
-def check_wakee_preemption_rule(r, secs, flag, counter, what):
-    """A rule for a task its wakee preempts (`flag`, off by default), on reqlat with 10 ms requests and 4
-    workers per CPU (one message thread): a worker that posts its result wakes the message thread, which
-    preempts it to hand it the next request. Off, `counter` stays 0; on, it counts the workers (`what`),
-    and their wait for the next request (reqlat's wake-up p99, guest time on the instruction clock) is
-    under half of what it is off."""
+def test_handoff_slice(r, secs):
+    """--handoff-slice (on by default), on reqlat with 10 ms requests and 4 workers per CPU (one message
+    thread): a worker that posts its result wakes the message thread, which preempts it to hand it the
+    next request. The worker keeps its turn (no turn-over renewal for the latency waiters' sake) and
+    starts the next request on a whole slice, so it goes on at once. With it off (`--handoff-slice
+    false`) the counter `handoff_slices` stays 0; on, it counts the workers, their wait for the next request
+    (reqlat's wake-up p99, guest time on the instruction clock) is under half of what it is off,
+    and the requests flow as fast (requests/s at least 0.98x, counted in guest time)."""
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
-    name = flag.lstrip("-")
     runs = {}
     for on in (False, True):
-        with loaded(flag, "true" if on else "false", name=f"{name}-{on}"), Stats() as stats:
+        with loaded("--handoff-slice", "true" if on else "false", name=f"handoff-slice-{on}"), Stats() as stats:
             stats.read()
             out = subprocess.run([reqlat, str(secs), str(4 * nr_cpus()), "10000", "1"], capture_output=True,
                                  text=True, timeout=secs * 10 + 60).stdout.strip()
-            runs[on] = (probe_fields(out), stats.read().get(counter, 0), out)
+            runs[on] = (probe_fields(out), stats.read().get("handoff_slices", 0), out)
     (off, counted_off, out_off), (on, counted_on, out_on) = runs[False], runs[True]
-    detail = f"on: {counter} {counted_on}, {out_on}; off: {counter} {counted_off}, {out_off}"
-    r.check(f"{name}/off (the default): {counter} 0", counted_off == 0, detail)
-    r.check(f"{name}/on: 10 ms request workers preempted by their message thread {what}", counted_on > 0, detail)
+    detail = f"on: handoff_slices {counted_on}, {out_on}; off: handoff_slices {counted_off}, {out_off}"
+    r.check("handoff-slice/off (--handoff-slice false): handoff_slices 0", counted_off == 0, detail)
+    r.check("handoff-slice/on (the default): 10 ms request workers preempted by their message thread keep "
+            "their turn", counted_on > 0, detail)
     p99_on, p99_off = on.get("wake_p99", float("inf")), off.get("wake_p99", 0)
-    r.check(f"{name}/on: the workers' wake-up p99 under half of it off", p99_on < p99_off / 2,
+    r.check("handoff-slice/on: the workers' wake-up p99 under half of it off", p99_on < p99_off / 2,
             f"p99 {p99_on:.0f} us on, {p99_off:.0f} us off")
-    r.figure(f"{name}, reqlat 10 ms x {4 * nr_cpus()} workers, 1 message thread, {secs} s: {detail}")
-    return off, on
-
-
-def test_long_run_resume(r, secs):
-    """--long-run-resume: the worker, a long runner (10 ms runs), runs again right after the message
-    thread instead of queueing behind every worker queued since its turn began (on this point, 4 runs
-    each: wake-up p99 0.803 [0.586, 1.067] x EEVDF's against 5.901 [4.531, 7.227] off;
-    docs/results/2026-11-26-long-run-resume)."""
-    check_wakee_preemption_rule(r, secs, "--long-run-resume", "long_run_resumes", "resume")
-
-
-def test_waker_waits(r, secs):
-    """--waker-waits: the worker counts as a latency waiter, as a woken task does, so the turns ahead of
-    it shorten to the target latency's instead of running whole."""
-    check_wakee_preemption_rule(r, secs, "--waker-waits", "waker_waits", "count as latency waiters")
-
-
-def test_handoff_slice(r, secs):
-    """--handoff-slice: the worker its message thread preempts keeps its turn (no turn-over renewal for
-    the latency waiters' sake) and starts the next request on a whole slice, so it goes on at once; and
-    the requests still flow as fast (requests/s, counted in guest time on the instruction clock)."""
-    off, on = check_wakee_preemption_rule(r, secs, "--handoff-slice", "handoff_slices", "keep their turn")
     rps_on, rps_off = on.get("rps", 0), off.get("rps", float("inf"))
     r.check("handoff-slice/on: requests/s at least 0.98x of it off", rps_on >= 0.98 * rps_off,
             f"{rps_on} on, {rps_off} off")
+    r.figure(f"handoff-slice, reqlat 10 ms x {4 * nr_cpus()} workers, 1 message thread, {secs} s: {detail}")
 
 
 def test_sticky_in_queue(r, secs):
@@ -606,7 +586,7 @@ def test_latency_histograms(r, mode, c):
 
 
 QUEUE_MODES = ("global", "llc", "cpu")
-FEATURES = ("yield", "group", "depth", "target", "sleeper", "resume", "wakerwaits", "handoff", "sticky")
+FEATURES = ("yield", "group", "depth", "target", "sleeper", "handoff", "sticky")
 
 
 def parts(ap, flag, arg, known):
@@ -652,8 +632,8 @@ def main():
         problems = kernel_log_problems(mark)
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     feature_tests = {"yield": test_yield_type, "group": test_group_accounting, "depth": test_fork_depth_penalty,
-                     "target": test_target_latency, "sleeper": test_sleeper, "resume": test_long_run_resume,
-                     "wakerwaits": test_waker_waits, "handoff": test_handoff_slice, "sticky": test_sticky_in_queue}
+                     "target": test_target_latency, "sleeper": test_sleeper, "handoff": test_handoff_slice,
+                     "sticky": test_sticky_in_queue}
     for feature in features:
         feature_tests[feature](r, opts.share_secs // 2)
     r.finish("scheduler")
