@@ -363,8 +363,8 @@ static void test_short_runner(void)
  * --handoff-slice: a task preempted by its wakee keeps its turn unless it is a short runner or the
  * hand-offs since its last renewal would add more than VRQ_HANDOFF_MAX_SLICES slices; never with
  * the rule off or without the wakee's preemption; and the bound holds: at most that much added per
- * renewal of its deadline, whatever its requests' lengths -- while two hand-offs in a row (a lock's waiter, then the message thread) both
- * keep the turn.
+ * renewal of its deadline, whatever its requests' lengths -- while two hand-offs in a row (a lock's
+ * waiter, then the message thread) both keep the turn.
  */
 static void test_handoff_keeps_turn(void)
 {
