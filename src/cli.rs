@@ -30,7 +30,7 @@ pub enum Profile {
     /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
     /// --target-latency-ms 0 --short-run-us 0 --short-run-renew false --under-share-first false
     /// --wake-credit 0 --sync-handoff false --preempt-local false --handoff-slice false
-    /// --group-accounting off). What stays
+    /// --vfork-handoff false --stay-behind-kthread false --group-accounting off). What stays
     /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
     Bfs,
 }
@@ -58,6 +58,10 @@ impl Profile {
                 "--preempt-local",
                 "false",
                 "--handoff-slice",
+                "false",
+                "--vfork-handoff",
+                "false",
+                "--stay-behind-kthread",
                 "false",
                 "--group-accounting",
                 "off",
@@ -192,6 +196,14 @@ pub struct Opts {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub sync_handoff: bool,
 
+    /// vfork hand-off (true or false): a child started with vfork (its parent sleeps until the child
+    /// execs or exits) runs on its parent's CPU under the sync hand-off's conditions, instead of on an
+    /// idle one. make and gcc start every compile and assembly so: without it each child went to the
+    /// idle CPU and, at its exit, the sync hand-off pulled its parent after it, so that successive
+    /// compiles alternated CPUs.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
+    pub vfork_handoff: bool,
+
     /// Preempt locally (true or false): a waking task that may preempt does so on the CPU handling its
     /// wake-up when it beats the task running there too, instead of on the CPU running the latest
     /// deadline (BFS): the CPU reschedules at once instead of after an IPI. When the task would head
@@ -258,6 +270,14 @@ pub struct Opts {
     /// slice longer. Woken tasks are never sticky.
     #[arg(long, help_heading = PLACEMENT)]
     pub sticky: bool,
+
+    /// Stay behind a kernel thread (true or false): a task preempted by a kernel thread bound to its
+    /// CPU (a kworker, RCU's thread, ksoftirqd, which run first and briefly), with nothing else waiting
+    /// in its queue, resumes on that CPU right after the kernel thread, as EEVDF leaves a preempted task
+    /// on its run queue; queued, an idle CPU would take it at once, and a compile would change CPU in
+    /// mid-run, its caches cold there. With others waiting it competes by its deadline as ever.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = PLACEMENT)]
+    pub stay_behind_kthread: bool,
 
     /// Print statistics every SECS seconds while the scheduler runs.
     #[arg(long, value_name = "SECS", value_parser = parse_interval, help_heading = STATISTICS)]
@@ -393,12 +413,20 @@ pub const MEASURED: &[(&str, &str)] = &[
         "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); pipe off 1.34x the defaults'",
     ),
     (
+        "vfork-handoff",
+        "on with --stay-behind-kthread against both off (2026-11-27, 6452b17's scheduler as the base: `bench run --base-binary`) on the four builds: [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md) (build-50 0.81x the base's time, 1.061 [0.948, 1.149] of EEVDF's against the base's 1.306; build-100 0.94x; build-150 and beside SCHED_IDLE burners level); the cause traced in [2026-11-27-build50-trace](docs/results/2026-11-27-build50-trace/README.md)",
+    ),
+    (
         "preempt-local",
         "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.67x the defaults'; the hog beside a build level: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
     ),
     (
         "handoff-slice",
         "on against off (2026-11-27, f8e1551's scheduler) on the whole request/worker surface, schbench, the four builds and the four frame loads: [2026-11-27-handoff-slice](docs/results/2026-11-27-handoff-slice/report.md), [2026-11-27-handoff-surface-long](docs/results/2026-11-27-handoff-surface-long/report.md), [2026-11-27-handoff-surface-short](docs/results/2026-11-27-handoff-surface-short/report.md), [2026-11-27-handoff-schbench-w2](docs/results/2026-11-27-handoff-schbench-w2/report.md), [2026-11-27-handoff-builds](docs/results/2026-11-27-handoff-builds/report.md), [2026-11-27-handoff-frames](docs/results/2026-11-27-handoff-frames/report.md) (wake-up p99 <= 0.5x EEVDF's at 13 of 27 points against 1 of 26 with it off, every 10 and 100 ms point with 2 or 4 workers per CPU at 0.003-0.11x; request p99 at 10 ms x 4 workers per CPU 1.07-1.09x off's; builds, frame p99 and the 50 us and 1 ms points level; late frames beside a build 10 against 3 in 4 runs)",
+    ),
+    (
+        "stay-behind-kthread",
+        "with --vfork-handoff, against both off (2026-11-27): [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md), as for --vfork-handoff; in the guest the two together took a build's compilers from 4 CPU changes per build to 0 (scheduler suite, feature build)",
     ),
     (
         "group-accounting",

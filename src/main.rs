@@ -92,6 +92,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
     rodata.under_share_first = opts.under_share_first;
     rodata.wake_credit = opts.wake_credit;
     rodata.sync_handoff = opts.sync_handoff;
+    rodata.vfork_handoff = opts.vfork_handoff;
     rodata.preempt_local = opts.preempt_local;
     rodata.handoff_slice = opts.handoff_slice;
     rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
@@ -101,6 +102,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
     rodata.freq_threshold = opts.freq_threshold;
     rodata.migration_delay_ns = opts.migration_delay_us * 1000;
     rodata.sticky = opts.sticky;
+    rodata.stay_behind_kthread = opts.stay_behind_kthread;
 }
 
 /// One clear line for every way the machine can be unfit, before anything is touched.
@@ -525,9 +527,9 @@ mod tests {
     /// Every knob by name: adding a knob, or changing a default, changes this list on purpose.
     const DEFAULTS: &str = "queue=llc rr-interval-ms=6 max-round-ms=1000 min-slice-us=250 idle-bound-ms=2000 \
         yield-type=1 target-latency-ms=2 target-floor-us=1000 short-run-us=6000 short-run-renew=true \
-        under-share-first=true wake-credit=0 sync-handoff=true preempt-local=true \
+        under-share-first=true wake-credit=0 sync-handoff=true vfork-handoff=true preempt-local=true \
         handoff-slice=true group-accounting=session \
-        fork-depth-penalty=false freq-threshold=0 migration-delay-us=0 sticky=false";
+        fork-depth-penalty=false freq-threshold=0 migration-delay-us=0 sticky=false stay-behind-kthread=true";
 
     fn sorted(summary: &str) -> Vec<&str> {
         let mut v: Vec<&str> = summary.split_whitespace().collect();
@@ -554,8 +556,10 @@ mod tests {
             .replace("short-run-renew=true", "short-run-renew=false")
             .replace("under-share-first=true", "under-share-first=false")
             .replace("sync-handoff=true", "sync-handoff=false")
+            .replace("vfork-handoff=true", "vfork-handoff=false")
             .replace("preempt-local=true", "preempt-local=false")
             .replace("handoff-slice=true", "handoff-slice=false")
+            .replace("stay-behind-kthread=true", "stay-behind-kthread=false")
             .replace("group-accounting=session", "group-accounting=off");
         assert_eq!(sorted(&o.knob_summary), sorted(&expect));
         assert_eq!(o.queue, QueueMode::Global);

@@ -126,6 +126,7 @@ vrq_metrics! {
         preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL, "local": "Wake-up preemptions of the CPU handling the wake-up (--preempt-local), by a kick or directly",
         no_preempt = vrq_stat_VRQ_STAT_NO_PREEMPT, "nopreempt": "Wake-ups that may not preempt (SCHED_BATCH, sync)",
         idle_kicks = vrq_stat_VRQ_STAT_IDLE_KICK, "idlekick": "Idle CPUs woken for a queued task",
+        stayed_behind_kthread = vrq_stat_VRQ_STAT_STAYED_BEHIND_KTHREAD, "kthreadstay": "Tasks preempted by a kernel thread bound to their CPU, with nothing else waiting: put back on that CPU behind the kernel thread, so no other CPU takes them (--stay-behind-kthread)",
     },
     "goidle" => {
         goidle_idle = vrq_stat_VRQ_STAT_GOIDLE_IDLE, "idle": "CPU idle and nothing found: wasted wake-up (idle->idle)",
@@ -150,6 +151,7 @@ vrq_metrics! {
         handoff_slices = vrq_stat_VRQ_STAT_HANDOFF_SLICE, "handoff": "Long runners preempted by the task they woke whose place was kept and whose next run got a whole slice (--handoff-slice)",
         wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT, "wakecredit": "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
         sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF, "synchandoff": "Sync wake-ups run on the waker's CPU (--sync-handoff)",
+        vfork_handoff = vrq_stat_VRQ_STAT_VFORK_HANDOFF, "vforkhandoff": "vfork children run on their parent's CPU, which the parent leaves until the child execs or exits (--vfork-handoff)",
         clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT, "clockmiscount": "Target-latency clock updates that found the count of latency waiters below 0: a bookkeeping defect, always 0",
     },
     "group" => {

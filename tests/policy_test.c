@@ -540,6 +540,44 @@ static void test_sync_handoff(void)
 	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 0, 3));	/* tasks wait in the waker's run queue */
 }
 
+/*
+ * Wake-ups that preempt nobody: a sync one, and with --vfork-handoff a vfork parent woken by its child's
+ * exec; the others may.
+ */
+static void test_wakeup_spares_waker(void)
+{
+	CHECK(vrq_wakeup_spares_waker(1, 0, 0));
+	CHECK(vrq_wakeup_spares_waker(1, 1, 1));
+	CHECK(vrq_wakeup_spares_waker(0, 1, 1));	/* the vfork parent at its child's exec */
+	CHECK(!vrq_wakeup_spares_waker(0, 0, 1));	/* --vfork-handoff false */
+	CHECK(!vrq_wakeup_spares_waker(0, 1, 0));	/* a plain wake-up */
+}
+
+/* The waker sleeps as its wakee starts: a sync wake-up, or a vfork child's fork; nothing else. */
+static void test_waker_sleeps(void)
+{
+	CHECK(vrq_waker_sleeps(1, 0));
+	CHECK(vrq_waker_sleeps(0, 1));	/* a vfork child: its parent waits for its exec or exit */
+	CHECK(!vrq_waker_sleeps(0, 0));	/* a plain wake-up or fork: the waker goes on */
+}
+
+/*
+ * --stay-behind-kthread: only a task switched out (not woken) for a kernel thread bound to its CPU, with
+ * nothing waiting in its queue; a thread that may run elsewhere would have taken an idle CPU rather than
+ * preempt.
+ */
+static void test_stays_behind_kthread(void)
+{
+	CHECK(vrq_stays_behind_kthread(1, 1, 1, 0));
+	CHECK(!vrq_stays_behind_kthread(0, 1, 1, 0));	/* off */
+	CHECK(!vrq_stays_behind_kthread(1, 0, 1, 0));	/* woken, or not its CPU's current task */
+	CHECK(!vrq_stays_behind_kthread(1, 1, 0, 0));	/* a user task preempted it: it may run long */
+	CHECK(!vrq_stays_behind_kthread(1, 1, 1, 2));	/* others wait: it competes by its deadline */
+	CHECK(vrq_bound_kthread(1, 1));
+	CHECK(!vrq_bound_kthread(1, 2));	/* an unbound kernel thread (kworker/u) */
+	CHECK(!vrq_bound_kthread(0, 1));	/* a user task pinned to one CPU */
+}
+
 /* Local preemption: only where the wakee may run and beats the local task too. */
 static void test_preempt_local(void)
 {
@@ -1166,6 +1204,9 @@ int main(void)
 		{ "under_share_deadline", test_under_share_deadline },
 		{ "wakeup_credit", test_wakeup_credit },
 		{ "sync_handoff", test_sync_handoff },
+		{ "waker_sleeps", test_waker_sleeps },
+		{ "wakeup_spares_waker", test_wakeup_spares_waker },
+		{ "stays_behind_kthread", test_stays_behind_kthread },
 		{ "preempt_local", test_preempt_local },
 		{ "expiry", test_expiry },
 		{ "renew_deadline", test_renew_deadline },

@@ -72,6 +72,9 @@ SCHEDULERS = {
     # a long runner preempted by the task it woke keeps its turn and starts its next run on a whole slice
     # (--handoff-slice, on by default since 2026-11-27; issue 29): off, to compare with the defaults
     "vrq-handoff-slice-off": {"cmd": _vrq("--handoff-slice", "false"), "vrq": True, "variant": True},
+    # a task preempted by a kernel thread bound to its CPU waits for that CPU, no idle CPU woken for it
+    # (--stay-behind-kthread, issue 29: build-50's compilers moved in mid-run): off, to compare with the defaults
+    "vrq-stay-behind-kthread-off": {"cmd": _vrq("--stay-behind-kthread", "false"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},

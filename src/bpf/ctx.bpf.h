@@ -36,6 +36,9 @@ struct cpu_ctx {
 	u8 waker_preempted;			/* a task woken by the one running here preempts it
 						 * (preempt_for_wakeup): a short runner's run ends there;
 						 * --handoff-slice reads it. start_turn clears it */
+	u8 kthread_preempted;			/* a kernel thread bound to this CPU preempts the task
+						 * running here (preempt.bpf.c: mark_preemption);
+						 * --stay-behind-kthread reads it. start_turn clears it */
 	u8 released;				/* a higher class (real-time, deadline) holds this CPU:
 						 * cpu_release sets it, cpu_acquire clears it
 						 * (cpu_release.bpf.c) */
@@ -134,8 +137,9 @@ struct task_ctx {
 				 * slice. enqueue writes it on a wake-up; renew_deadline clears it */
 	u64 enq_at;		/* enqueue: when it was last queued; rescue_starved_sched_idle reads it */
 	/* hand-offs between callbacks */
-	u8 wake_sync;		/* select_cpu -> the enqueue of the same wake-up: SCX_WAKE_SYNC, the
-				 * waker is about to sleep, so the wakee preempts nobody. select_cpu
+	u8 wake_sync;		/* select_cpu -> the enqueue of the same wake-up: SCX_WAKE_SYNC (the
+				 * waker is about to sleep) or a vfork parent woken by its child's exec
+				 * (vrq_wakeup_spares_waker), so the wakee preempts nobody. select_cpu
 				 * writes it; enqueue takes it (reads and clears, vrq_take_once:
 				 * select_cpu is skipped for a task allowed on one CPU); running clears
 				 * it (a task select_cpu inserted itself is never enqueued) */

@@ -35,6 +35,7 @@ const volatile bool under_share_first = true;	/* a task waking under its CPU sha
 const volatile bool handoff_slice = true;	/* a long runner preempted by its wakee keeps its place, next run a whole slice */
 const volatile u32 wake_credit = 0;		/* % of the offset; 0: off (BFS: a passed deadline renews from now) */
 const volatile bool sync_handoff = true;	/* run a sync wake-up's wakee on the waker's CPU */
+const volatile bool vfork_handoff = true;	/* run a vfork child on its parent's CPU */
 const volatile bool preempt_local = true;	/* preempt the CPU handling the wake-up when it may */
 const volatile u64 idle_bound_ns = 2000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u32 yield_type = VRQ_YIELD_BETTER;
@@ -43,6 +44,7 @@ const volatile bool fork_depth_penalty = false;
 const volatile u32 freq_threshold = 0;		/* % of the maximum performance; 0: frequency-blind CPU selection */
 const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
 const volatile bool sticky = false;
+const volatile bool stay_behind_kthread = true;	/* a task a bound kernel thread preempts waits for its CPU */
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 /* 1 for each CPU on line when the loader read the topology: only those have a cpu_topo entry */
@@ -62,7 +64,8 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	if (!tctx)
 		return prev_cpu;
-	tctx->wake_sync = !!(wake_flags & SCX_WAKE_SYNC);
+	tctx->wake_sync = vrq_wakeup_spares_waker(!!(wake_flags & SCX_WAKE_SYNC), vfork_handoff,
+						  BPF_CORE_READ_BITFIELD(bpf_get_current_task_btf(), in_execve));
 	tctx->delay.scaled_cpu = -1;
 	return select_cpu_for(p, tctx, prev_cpu, wake_flags);
 }
@@ -71,9 +74,10 @@ s32 BPF_STRUCT_OPS(vrq_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
  * ops.enqueue: @p must be queued -- select_cpu found no idle CPU, or it was preempted or its slice ended
  * while others wait, or its properties changed while queued or running; SCX_ENQ_LAST: dispatch let it
  * keep its CPU. Steps: take the wake-up hand-off (wake_sync); ready it (ready_to_queue); SCX_ENQ_LAST:
- * keep it on its CPU (keep_on_cpu); else insert it into its CPU's queue by priodl, counted as a latency
- * waiter if it is one (count_latency_waiter); delayed migration (hold_for_delay); a task still running
- * with slice left needs no CPU; else kick_idle_or_preempt. Reads delay.scaled_cpu (taken); writes
+ * keep it on its CPU (keep_on_cpu); preempted by a kernel thread bound to its CPU with nothing waiting:
+ * behind it on that CPU (stays_behind_kthread); else insert it into its CPU's queue by priodl, counted as
+ * a latency waiter if it is one (count_latency_waiter); delayed migration (hold_for_delay); a task still
+ * running with slice left needs no CPU; else kick_idle_or_preempt. Reads delay.scaled_cpu (taken); writes
  * deadline, time_slice, kernel_wakeup, enq_at, sticky_cpu (SCX_ENQ_LAST), delay.waker / delay.gen and
  * the waker CPU's delay (delayed migration), running_priodl (SCX_ENQ_LAST).
  */
@@ -98,6 +102,10 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		keep_on_cpu(tctx, cpu_ctx_of(cpu), priodl);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
 		stat_inc(VRQ_STAT_KEEP_LAST);
+		return;
+	}
+	if (stays_behind_kthread(p, tctx, cpu, q, enq_flags)) {
+		count_latency_waiter(tctx, enq_flags);
 		return;
 	}
 	if ((enq_flags & SCX_ENQ_WAKEUP) && preempt_local_direct(p, tctx, priodl, sync_wakeup, enq_flags)) {

@@ -444,6 +444,19 @@ static __always_inline int vrq_take_once(u8 *flag)
 	return v;
 }
 
+/*
+ * A wake-up that preempts nobody (enqueue's sync_wakeup, vrq_may_preempt): a sync one -- the waker is about
+ * to sleep and its CPU will be free -- and, with --vfork-handoff, a vfork parent woken at its child's exec
+ * (@waker_in_exec: the waker is in execve, whose release of the parent's memory ends the vfork): the
+ * child was handed the parent's CPU and has just begun its work there (a compile), while the parent only
+ * goes on to wait for it. Preempting the child there would send it to the other CPU at its first step;
+ * the parent takes the next CPU free instead (an idle one if any, select_cpu's choice).
+ */
+static __always_inline int vrq_wakeup_spares_waker(int sync_wakeup, int vfork_handoff, int waker_in_exec)
+{
+	return sync_wakeup || (vfork_handoff && waker_in_exec);
+}
+
 /* BFS: SCHED_BATCH never preempts on wake-up; neither does a sync wake-up (the waker is about to sleep). */
 static __always_inline int vrq_may_preempt(u32 policy, int sync_wakeup)
 {
@@ -937,6 +950,30 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
 }
 
 /*
+ * Stay behind a kernel thread (--stay-behind-kthread). A task preempted on its CPU by a kernel thread
+ * bound to that CPU (a kworker, RCU's thread, ksoftirqd: woken there by a timer or by the task itself,
+ * it runs first and briefly) resumes there right after it, as EEVDF leaves a preempted task on its run
+ * queue. Queued in the shared queue, an idle CPU (woken for it, or waking for its own timer) would take
+ * it at once, and a compiler would change CPU in mid-run, its caches (on an emulator, the software TLB)
+ * cold there (docs/results/2026-11-27-build50-trace). Only when nothing waits in its queue
+ * (@queue_waiting): then nobody's deadline is passed over; with waiters it competes by its deadline as
+ * ever. @requeued_running: @p is queued again, not woken, while it is still its CPU's current task (its
+ * switch-out); @by_bound_kthread: what preempted it may run only there. Its wait is the kernel thread's
+ * run: at most that thread's slice.
+ */
+static __always_inline int vrq_stays_behind_kthread(int enabled, int requeued_running, int by_bound_kthread,
+						    u64 queue_waiting)
+{
+	return enabled && requeued_running && by_bound_kthread && !queue_waiting;
+}
+
+/* A kernel thread that may run on one CPU only: it preempts to run there or not at all. */
+static __always_inline int vrq_bound_kthread(int kthread, u32 nr_cpus_allowed)
+{
+	return kthread && nr_cpus_allowed == 1;
+}
+
+/*
  * Sync hand-off. A sync wake-up says the waker is about to sleep (a pipe write before the read that
  * blocks, a futex hand-off): the wakee can run on the waker's CPU the moment it does, with the data it
  * was handed still in that CPU's caches and no other CPU to wake (on an idle CPU a wake-up costs an IPI
@@ -944,6 +981,20 @@ static __always_inline int vrq_delay_expired(u64 placed_at, u64 now, u64 delay_n
  * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
  * wakee may run.
  */
+/*
+ * Does the waker sleep as its wakee starts, which the sync hand-off (vrq_sync_handoff) assumes? A sync
+ * wake-up says so; so does a vfork: the parent sleeps until its child execs or exits, so the child
+ * (@vfork_child: woken by a fork with its vfork completion set) is its parent's continuation, however
+ * the fork was flagged. make and gcc start every compile and assembly that way: handed its parent's CPU,
+ * each cc1 and as runs where the last one ran, where a child sent to the idle CPU had the parent pulled
+ * after it at its exit (a sync wake-up), and the next child sent to the other CPU again -- the heavy work
+ * alternated CPUs at every step of the chain (docs/results/2026-11-27-build50-trace).
+ */
+static __always_inline int vrq_waker_sleeps(int sync_wakeup, int vfork_child)
+{
+	return sync_wakeup || vfork_child;
+}
+
 static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed, int waker_scaled,
 					    u64 waker_local_queued, u64 waker_queue_waiting)
 {

@@ -3,7 +3,8 @@
  * scx_vrq: a queued task finds a CPU (enqueue's last step) -- an idle one is woken, else a woken task
  * preempts by BFS's try_preempt (the latest running priodl), the CPU handling its wake-up first with
  * --preempt-local (directly, without a kick, when it would take the task itself), and failing that
- * ends the longest turn that has run its course (target latency, latency.bpf.c).
+ * ends the longest turn that has run its course (target latency, latency.bpf.c). A task a bound
+ * kernel thread preempted, with nothing waiting, resumes behind it instead (--stay-behind-kthread).
  */
 #include "vrq.bpf.h"
 
@@ -86,6 +87,16 @@ static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
 }
 
 /*
+ * @p preempts the task running on the CPU of @cctx: note whether @p is a kernel thread bound to that CPU,
+ * for the preempted task's enqueue (stays_behind_kthread). The latest preemption's preemptor counts.
+ */
+static __always_inline void note_preemptor(struct task_struct *p, struct cpu_ctx *cctx)
+{
+	if (cctx)
+		cctx->kthread_preempted = vrq_bound_kthread(!!(p->flags & PF_KTHREAD), p->nr_cpus_allowed);
+}
+
+/*
  * A woken task found no idle CPU: BFS try_preempt -- preempt the allowed CPU running the latest
  * running_priodl if the waking task's priodl is earlier (--preempt-local: this CPU first, if it may);
  * failing that, with a target latency, end the longest turn that has run its course. @sync_wakeup: the
@@ -103,12 +114,14 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 	if (!may_kick())
 		return;
 	if (preempts_local(p, priodl, local, local_ctx)) {
+		note_preemptor(p, local_ctx);
 		scx_bpf_kick_cpu(local, SCX_KICK_PREEMPT);
 		stat_inc(VRQ_STAT_PREEMPT_KICK);
 		count_local_preemption(local_ctx);
 		return;
 	}
 	if (busy->latest_cpu >= 0 && vrq_should_preempt(priodl, busy->latest_priodl)) {
+		note_preemptor(p, cpu_ctx_of(busy->latest_cpu));
 		scx_bpf_kick_cpu(busy->latest_cpu, SCX_KICK_PREEMPT);
 		stat_inc(VRQ_STAT_PREEMPT_KICK);
 		return;
@@ -146,9 +159,36 @@ __hidden bool preempt_local_direct(struct task_struct *p __task, struct task_ctx
 	head = __COMPAT_scx_bpf_dsq_peek(q);
 	if (head && head->scx.dsq_vtime < priodl)
 		return false;
+	note_preemptor(p, local_ctx);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags | SCX_ENQ_PREEMPT);
 	count_local_preemption(local_ctx);
 	stat_inc(VRQ_STAT_PREEMPT_DIRECT);
+	return true;
+}
+
+/*
+ * --stay-behind-kthread (policy.h: vrq_stays_behind_kthread), enqueue: @p, queued again on @cpu and not by
+ * its wake-up, is that CPU's current task switched out for a kernel thread bound to the CPU
+ * (note_preemptor), and nothing waits in its queue @q. By now the kernel thread is on this CPU's local
+ * DSQ (inserted there directly, or taken there by the dispatch the preemption ran), so @p goes onto it
+ * too, behind the kernel thread, with the slice it has: it runs again here as soon as that is done, and
+ * no other CPU takes it in between. Not while a higher class holds the CPU: it may hold it long. True:
+ * inserted, nothing more to do.
+ */
+__hidden bool stays_behind_kthread(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q,
+				   u64 enq_flags)
+{
+	struct cpu_ctx *cctx;
+	bool requeued_running;
+
+	if (!stay_behind_kthread || (enq_flags & SCX_ENQ_WAKEUP) || !(cctx = cpu_ctx_of(cpu)) || cctx->released)
+		return false;
+	requeued_running = cpu == bpf_get_smp_processor_id() && scx_bpf_task_running(p);
+	if (!vrq_stays_behind_kthread(stay_behind_kthread, requeued_running, cctx->kthread_preempted,
+				      scx_bpf_dsq_nr_queued(q)))
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
+	stat_inc(VRQ_STAT_STAYED_BEHIND_KTHREAD);
 	return true;
 }
 

@@ -168,15 +168,21 @@ static __always_inline void insert_on_cpu(struct task_struct *p, struct task_ctx
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
 }
 
-/* Sync hand-off (--sync-handoff): the waker is about to sleep and nothing else waits for its CPU. */
+/*
+ * Sync hand-off: the waker is about to sleep -- a sync wake-up (--sync-handoff), or the fork of a vfork
+ * child (--vfork-handoff; vfork_done is set before the child's first wake-up): vrq_waker_sleeps -- and
+ * nothing else waits for its CPU.
+ */
 static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 waker, u64 wake_flags)
 {
-	/* most wake-ups are not sync: decide those before reading any queue */
-	if (!sync_handoff || !(wake_flags & SCX_WAKE_SYNC))
+	bool sync = sync_handoff && (wake_flags & SCX_WAKE_SYNC);
+	bool vfork_child = vfork_handoff && (wake_flags & SCX_WAKE_FORK) && p->vfork_done;
+
+	/* most wake-ups are neither: decide those before reading any queue */
+	if (!vrq_waker_sleeps(sync, vfork_child))
 		return false;
-	return vrq_sync_handoff(sync_handoff, wake_flags & SCX_WAKE_SYNC, bpf_cpumask_test_cpu(waker, p->cpus_ptr),
-				cpu_scaled(waker), scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL),
-				scx_bpf_dsq_nr_queued(queue_of_cpu(waker)));
+	return vrq_sync_handoff(true, true, bpf_cpumask_test_cpu(waker, p->cpus_ptr), cpu_scaled(waker),
+				scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL), scx_bpf_dsq_nr_queued(queue_of_cpu(waker)));
 }
 
 /*
@@ -204,7 +210,8 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 
 	if (sync_handoff_applies(p, waker, wake_flags)) {
 		insert_on_cpu(p, tctx, waker);
-		stat_inc(VRQ_STAT_SYNC_HANDOFF);
+		/* a fork is never flagged sync: the other is a vfork child's */
+		stat_inc(wake_flags & SCX_WAKE_SYNC ? VRQ_STAT_SYNC_HANDOFF : VRQ_STAT_VFORK_HANDOFF);
 		return waker;
 	}
 	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));

@@ -34,8 +34,10 @@ extern const volatile u64 short_run_ns;
 extern const volatile bool short_run_renew;
 extern const volatile bool under_share_first;
 extern const volatile bool handoff_slice;
+extern const volatile bool stay_behind_kthread;
 extern const volatile u32 wake_credit;
 extern const volatile bool sync_handoff;
+extern const volatile bool vfork_handoff;
 extern const volatile bool preempt_local;
 extern const volatile u64 idle_bound_ns;
 extern const volatile u32 yield_type;
@@ -152,6 +154,7 @@ s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx __tctx, s
 bool preempt_local_direct(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 priodl,
 			  bool sync_wakeup, u64 enq_flags);
 int kick_idle_or_preempt(struct task_struct *p __task, u64 priodl, bool wakeup, bool sync_wakeup);
+bool stays_behind_kthread(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q, u64 enq_flags);
 
 /* dispatch.bpf.c: a CPU looks for work */
 bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now);

@@ -20,8 +20,8 @@ import time
 
 from vrqtest import (HOG, POLICY_SIM, REPO, SCX_VRQ, Results, Scheduler, Stats, ci_stress_cmd, dmesg_len,
                      kernel_hz, kernel_log_problems, kill_groups, loaded, log, migrations_and_shares, nr_cpus,
-                     predicted_shares, probe_fields, runtime_ns, scx_ops, scx_state, start_hog, stop_all,
-                     wait_started)
+                     nr_migrations, predicted_shares, probe_fields, runtime_ns, scx_ops, scx_state, start_hog,
+                     stop_all, wait_started)
 
 COUNTERS = ("dispatch_local", "direct_idle", "dispatch_steal", "steal_fail", "peeks", "keep_last", "preempt_kicks",
             "preempt_direct", "idle_kicks", "sel_prev", "sel_smt", "sel_llc", "sel_pkg", "sel_node", "sel_any",
@@ -429,6 +429,162 @@ def test_handoff_slice(r, secs):
     r.figure(f"handoff-slice, reqlat 10 ms x {4 * nr_cpus()} workers, 1 message thread, {secs} s: {detail}")
 
 
+def spawned_on_parents_cpu(n):
+    """Start `n` children with posix_spawn (glibc starts them with CLONE_VFORK: the parent sleeps until
+    the child execs), one after another, each reading the CPU it runs on after its exec (field 39 of
+    /proc/self/stat); how many ran on the CPU their parent ran on just before."""
+    same = 0
+    for _ in range(n):
+        r, w = os.pipe()
+        with open("/proc/thread-self/stat") as f:
+            parent_cpu = int(f.read().rsplit(")", 1)[1].split()[36])
+        pid = os.posix_spawn("/bin/cat", ["cat", "/proc/self/stat"], os.environ,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_CLOSE, r)])
+        os.close(w)
+        with os.fdopen(r) as f:
+            child_cpu = int(f.read().rsplit(")", 1)[1].split()[36])
+        os.waitpid(pid, 0)
+        same += child_cpu == parent_cpu
+    return same
+
+
+def test_vfork_handoff(r, secs, n=40):
+    """--vfork-handoff (on by default): a child started with vfork runs on its parent's CPU, which the
+    parent leaves until the child execs or exits (make and gcc start every compile so; sent to the idle
+    CPU, successive compiles alternated CPUs). One process spawns `n` children in turn on an otherwise
+    idle guest. On (the default) the counter `vfork_handoff` counts at least 90% of them and at least
+    three quarters read their parent's CPU after their exec (one may be moved after it: 36-39 of 40 did
+    on 2026-11-27); with --vfork-handoff false the counter stays 0 and at most half do (the fork goes to
+    the idle CPU: 2-8 of 40). Placement is decided in select_cpu from what is queued, not from timing."""
+    runs = {}
+    for on in (False, True):
+        with loaded("--vfork-handoff", "true" if on else "false", name=f"vfork-{on}"), Stats() as stats:
+            stats.read()
+            same = spawned_on_parents_cpu(n)
+            runs[on] = (same, stats.read().get("vfork_handoff", 0))
+    (same_off, counted_off), (same_on, counted_on) = runs[False], runs[True]
+    detail = (f"on: {same_on}/{n} on the parent's CPU, vfork_handoff {counted_on}; off: {same_off}/{n}, "
+              f"vfork_handoff {counted_off}")
+    r.check("vfork/off (--vfork-handoff false): vfork_handoff 0, at most half the children on the parent's CPU",
+            counted_off == 0 and same_off <= n // 2, detail)
+    r.check("vfork/on (the default): 90% of the vfork children counted, three quarters read their parent's CPU",
+            counted_on >= n * 9 // 10 and same_on >= n * 3 // 4, detail)
+    r.figure(f"vfork hand-off, {n} posix_spawn children: {detail}")
+
+
+KTHREAD_KICK_MS = 20   # how often the kernel threads are woken beside the hog
+
+
+def hog_migrations_beside_kworkers(secs):
+    """An unpinned CPU hog while this process wakes every CPU's kworker every KTHREAD_KICK_MS
+    (/proc/sys/vm/stat_refresh: the kernel refreshes its counters on each CPU and waits for them): the
+    kworker on the hog's CPU preempts it, while this process sleeps and its CPU is idle. The hog's moves to
+    another CPU over `secs` seconds."""
+    hog = start_hog()
+    try:
+        wait_started([hog])
+        time.sleep(0.5)
+        m0 = nr_migrations(hog.pid)
+        end = time.monotonic() + secs
+        while time.monotonic() < end:
+            with open("/proc/sys/vm/stat_refresh", "w") as f:
+                f.write("1")
+            time.sleep(KTHREAD_KICK_MS / 1000)
+        return nr_migrations(hog.pid) - m0
+    finally:
+        stop_all([hog])
+
+
+def test_stay_behind_kthread(r, secs):
+    """--stay-behind-kthread (on by default): a task preempted by a kernel thread bound to its CPU, with
+    nothing else waiting, resumes there right after it. A CPU hog beside kworkers woken on every CPU every
+    KTHREAD_KICK_MS ms (hog_migrations_beside_kworkers): on, the counter `stayed_behind_kthread` counts
+    the preemptions; off, it stays 0. The hog's moves are a figure only: the process waking the kworkers
+    keeps the other CPU busy at those moments, rule or not (the build test below checks the moves where
+    the other CPU is idle)."""
+    runs = {}
+    for on in (False, True):
+        with loaded("--stay-behind-kthread", "true" if on else "false", name=f"kthread-stay-{on}"), \
+                Stats() as stats:
+            stats.read()
+            moves = hog_migrations_beside_kworkers(secs)
+            runs[on] = (moves, stats.read().get("stayed_behind_kthread", 0))
+    (moves_off, counted_off), (moves_on, counted_on) = runs[False], runs[True]
+    detail = (f"on: hog moved {moves_on} times, stayed_behind_kthread {counted_on}; off: moved {moves_off}, "
+              f"stayed_behind_kthread {counted_off}")
+    r.check("kthread-stay/off (--stay-behind-kthread false): stayed_behind_kthread 0", counted_off == 0, detail)
+    r.check("kthread-stay/on (the default): preempted by kworkers, the hog stays for its CPU", counted_on > 0,
+            detail)
+    r.figure(f"stay behind kthread, a hog beside kworkers woken every {KTHREAD_KICK_MS} ms, {secs} s: {detail}")
+
+
+BUILD_UNITS = 3          # C files in the build test's code base (build-50 traced with 3)
+HEAVY = ("cc1", "as")    # the compiler's and the assembler's processes, the build's CPU work
+
+
+def heavy_moves_per_build(codebase_dir, builds):
+    """`make -j1` of the code base `builds` times; how often its compilers' and assemblers' CPU work
+    (HEAVY) changed CPU, each build: in the order they were switched in (tracefs sched_switch, filtered
+    by the incoming task's name), a switch-in on another CPU than the one before -- a process moved in
+    mid-run, or the next one started on the other CPU."""
+    tracing = "/sys/kernel/tracing"
+    event = "events/sched/sched_switch"
+
+    def put(path, value):
+        with open(os.path.join(tracing, path), "w") as f:
+            f.write(value)
+    moves = []
+    put(f"{event}/filter", " || ".join(f'next_comm == "{c}"' for c in HEAVY))
+    put("tracing_on", "1")
+    try:
+        for _ in range(builds):
+            subprocess.run(["make", "-s", "-C", codebase_dir, "clean"], check=True, capture_output=True)
+            put("trace", "")
+            put(f"{event}/enable", "1")
+            subprocess.run(["make", "-s", "-C", codebase_dir, "-j1", "prog"], check=True, capture_output=True)
+            put(f"{event}/enable", "0")
+            with open(os.path.join(tracing, "trace")) as f:
+                cpus = [line.split("[", 1)[1].split("]", 1)[0] for line in f if "sched_switch:" in line]
+            moves.append(sum(a != b for a, b in zip(cpus, cpus[1:])))
+    finally:
+        put(f"{event}/enable", "0")
+        put(f"{event}/filter", "0")
+    return moves
+
+
+def test_build_compilers_stay(r, secs, builds=3):
+    """A build's compilers stay on one CPU: `make -j1` of a small C code base on the otherwise idle guest
+    (the bench's build-50; make and gcc start cc1 and as with vfork). With the defaults each compile and
+    assembly is handed its parent's CPU, its exec's wake-up of the parent does not preempt it
+    (--vfork-handoff), and a compiler preempted by a kworker resumes behind it (--stay-behind-kthread).
+    With both off the child went to the idle CPU, the parent woken at its exec preempted it there, and
+    the idle CPU took a preempted compiler: cc1 and as changed CPU 4 times per build against 0 with the
+    defaults on 2026-11-27 (7-13 in docs/results/2026-11-27-build50-trace, counted otherwise). Checked:
+    with the defaults they change CPU under half as often as with both off, over `builds` builds each.
+    The files the build opens are copied into guest RAM first (a read from the host would wait on it)."""
+    from vrqbench import codebase, staging
+    work = "/run/vrq-build-test"
+    cb = codebase.generate(os.path.join(work, "codebase"), BUILD_UNITS)
+    subprocess.run(["make", "-s", "-C", cb, "clean"], check=True, capture_output=True)
+    staging.trace(["make", "-s", "-C", cb, "-j2", "prog"], os.path.join(work, "warm.trace"))
+    with open(os.path.join(work, "warm.trace")) as f:
+        staging.stage(staging.traced_paths(f.read(), exclude=[work]))
+    runs = {}
+    for on in (False, True):
+        flags = [] if on else ["--vfork-handoff", "false", "--stay-behind-kthread", "false"]
+        with loaded(*flags, name=f"build-stay-{on}"), Stats() as stats:
+            stats.read()
+            moves = heavy_moves_per_build(cb, builds)
+            counters = stats.read()
+            runs[on] = (moves, counters.get("vfork_handoff", 0), counters.get("stayed_behind_kthread", 0))
+    (moves_off, _, _), (moves_on, vforks_on, stays_on) = runs[False], runs[True]
+    detail = (f"defaults: cc1/as moves per build {moves_on}, vfork_handoff {vforks_on}, stayed_behind_kthread "
+              f"{stays_on}; --vfork-handoff false --stay-behind-kthread false: {moves_off}")
+    r.check("build/the compilers move under half as often with the defaults as with the vfork hand-off and "
+            "--stay-behind-kthread off", sum(moves_on) < sum(moves_off) / 2, detail)
+    r.figure(f"make -j1, {BUILD_UNITS} units, {builds} builds each: {detail}")
+
+
 def test_sticky_in_queue(r, secs):
     """--sticky inside one shared queue (--queue global: every CPU serves one queue): one and a half CPU
     hogs per CPU, so one hog waits at a time. Off, a CPU whose hog's turn ends takes the earliest deadline,
@@ -586,7 +742,7 @@ def test_latency_histograms(r, mode, c):
 
 
 QUEUE_MODES = ("global", "llc", "cpu")
-FEATURES = ("yield", "group", "depth", "target", "sleeper", "handoff", "sticky")
+FEATURES = ("yield", "group", "depth", "target", "sleeper", "handoff", "sticky", "vfork", "kthread", "build")
 
 
 def parts(ap, flag, arg, known):
@@ -633,7 +789,8 @@ def main():
         r.check(f"{mode}/kernel log clean", not problems, "; ".join(problems[:3]))
     feature_tests = {"yield": test_yield_type, "group": test_group_accounting, "depth": test_fork_depth_penalty,
                      "target": test_target_latency, "sleeper": test_sleeper, "handoff": test_handoff_slice,
-                     "sticky": test_sticky_in_queue}
+                     "sticky": test_sticky_in_queue, "vfork": test_vfork_handoff,
+                     "kthread": test_stay_behind_kthread, "build": test_build_compilers_stay}
     for feature in features:
         feature_tests[feature](r, opts.share_secs // 2)
     r.finish("scheduler")
