@@ -399,6 +399,18 @@ def test_target_latency(r, secs, target_ms=2):
              f"false, beside 2 hogs waking every {TURN_END_SLEEP_US // 1000} ms: {sleeper_turns}, {turn_ends}")
 
 
+def off_then_on(flag, counter, measure):
+    """Load scx_vrq with the boolean `flag` false, then true; each time run `measure()` and read the
+    counter `counter` over it. Returns {False: (what measure returned, the count), True: (...)}."""
+    runs = {}
+    for on in (False, True):
+        with loaded(flag, "true" if on else "false", name=f"{flag.lstrip('-')}-{on}"), Stats() as stats:
+            stats.read()
+            measured = measure()
+            runs[on] = (measured, stats.read().get(counter, 0))
+    return runs
+
+
 def test_handoff_slice(r, secs):
     """--handoff-slice (on by default), on reqlat with 10 ms requests and 4 workers per CPU (one message
     thread): a worker that posts its result wakes the message thread, which preempts it to hand it the
@@ -408,14 +420,13 @@ def test_handoff_slice(r, secs):
     (reqlat's wake-up p99, guest time on the instruction clock) is under half of what it is off,
     and the requests flow as fast (requests/s at least 0.98x, counted in guest time)."""
     reqlat = os.path.join(REPO, "target", "bench", "reqlat")
-    runs = {}
-    for on in (False, True):
-        with loaded("--handoff-slice", "true" if on else "false", name=f"handoff-slice-{on}"), Stats() as stats:
-            stats.read()
-            out = subprocess.run([reqlat, str(secs), str(4 * nr_cpus()), "10000", "1"], capture_output=True,
-                                 text=True, timeout=secs * 10 + 60).stdout.strip()
-            runs[on] = (probe_fields(out), stats.read().get("handoff_slices", 0), out)
-    (off, counted_off, out_off), (on, counted_on, out_on) = runs[False], runs[True]
+
+    def run_reqlat():
+        return subprocess.run([reqlat, str(secs), str(4 * nr_cpus()), "10000", "1"], capture_output=True,
+                              text=True, timeout=secs * 10 + 60).stdout.strip()
+    runs = off_then_on("--handoff-slice", "handoff_slices", run_reqlat)
+    (out_off, counted_off), (out_on, counted_on) = runs[False], runs[True]
+    off, on = probe_fields(out_off), probe_fields(out_on)
     detail = f"on: handoff_slices {counted_on}, {out_on}; off: handoff_slices {counted_off}, {out_off}"
     r.check("handoff-slice/off (--handoff-slice false): handoff_slices 0", counted_off == 0, detail)
     r.check("handoff-slice/on (the default): 10 ms request workers preempted by their message thread keep "
@@ -456,12 +467,7 @@ def test_vfork_handoff(r, secs, n=40):
     three quarters read their parent's CPU after their exec (one may be moved after it: 36-39 of 40 did
     on 2026-11-27); with --vfork-handoff false the counter stays 0 and at most half do (the fork goes to
     the idle CPU: 2-8 of 40). Placement is decided in select_cpu from what is queued, not from timing."""
-    runs = {}
-    for on in (False, True):
-        with loaded("--vfork-handoff", "true" if on else "false", name=f"vfork-{on}"), Stats() as stats:
-            stats.read()
-            same = spawned_on_parents_cpu(n)
-            runs[on] = (same, stats.read().get("vfork_handoff", 0))
+    runs = off_then_on("--vfork-handoff", "vfork_handoff", lambda: spawned_on_parents_cpu(n))
     (same_off, counted_off), (same_on, counted_on) = runs[False], runs[True]
     detail = (f"on: {same_on}/{n} on the parent's CPU, vfork_handoff {counted_on}; off: {same_off}/{n}, "
               f"vfork_handoff {counted_off}")
@@ -502,13 +508,8 @@ def test_stay_behind_kthread(r, secs):
     the preemptions; off, it stays 0. The hog's moves are a figure only: the process waking the kworkers
     keeps the other CPU busy at those moments, rule or not (the build test below checks the moves where
     the other CPU is idle)."""
-    runs = {}
-    for on in (False, True):
-        with loaded("--stay-behind-kthread", "true" if on else "false", name=f"kthread-stay-{on}"), \
-                Stats() as stats:
-            stats.read()
-            moves = hog_migrations_beside_kworkers(secs)
-            runs[on] = (moves, stats.read().get("stayed_behind_kthread", 0))
+    runs = off_then_on("--stay-behind-kthread", "stayed_behind_kthread",
+                       lambda: hog_migrations_beside_kworkers(secs))
     (moves_off, counted_off), (moves_on, counted_on) = runs[False], runs[True]
     detail = (f"on: hog moved {moves_on} times, stayed_behind_kthread {counted_on}; off: moved {moves_off}, "
               f"stayed_behind_kthread {counted_off}")
