@@ -414,7 +414,7 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "vfork-handoff",
-        "on with --stay-behind-kthread against both off (2026-11-27, 6452b17's scheduler as the base: `bench run --base-binary`) on the four builds: [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md) (build-50 0.81x the base's time, 1.061 [0.948, 1.149] of EEVDF's against the base's 1.306; build-100 0.94x; build-150 and beside SCHED_IDLE burners level); the cause traced in [2026-11-27-build50-trace](docs/results/2026-11-27-build50-trace/README.md)",
+        "on with --stay-behind-kthread against both off (2026-11-27, 6452b17's scheduler as the base: `bench run --base-binary`) on the four builds: [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md) (build-50 0.81x the base's time, 1.061 [0.948, 1.149] of EEVDF's against the base's 1.306; build-100 0.94x; build-150 and beside SCHED_IDLE burners level); the cause traced in [2026-11-27-build50-trace](docs/results/2026-11-27-build50-trace/README.md); on the latency loads [2026-11-27-compilers-stay-latency](docs/results/2026-11-27-compilers-stay-latency/report.md): a frame thread's wake-up p99 beside a fork storm 2.5x the base's (2,161 us against 877; EEVDF 1,418; frame p99 level, no late frame), requests/s at 50 us x 2 workers per CPU 0.5% lower, the rest level",
     ),
     (
         "preempt-local",
@@ -426,7 +426,7 @@ pub const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "stay-behind-kthread",
-        "with --vfork-handoff, against both off (2026-11-27): [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md), as for --vfork-handoff; in the guest the two together took a build's compilers from 4 CPU changes per build to 0 (scheduler suite, feature build)",
+        "with --vfork-handoff, against both off (2026-11-27): [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md), and [2026-11-27-compilers-stay-latency](docs/results/2026-11-27-compilers-stay-latency/report.md), as for --vfork-handoff; in the guest the two together took a build's compilers from 3 CPU changes per build to 0 (scheduler suite, feature build)",
     ),
     (
         "group-accounting",

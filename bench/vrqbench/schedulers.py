@@ -75,6 +75,9 @@ SCHEDULERS = {
     # a task preempted by a kernel thread bound to its CPU waits for that CPU, no idle CPU woken for it
     # (--stay-behind-kthread, issue 29: build-50's compilers moved in mid-run): off, to compare with the defaults
     "vrq-stay-behind-kthread-off": {"cmd": _vrq("--stay-behind-kthread", "false"), "vrq": True, "variant": True},
+    # a vfork child runs on its parent's CPU and its exec's wake-up of the parent preempts nobody (--vfork-handoff,
+    # issue 29): off, to compare with the defaults
+    "vrq-vfork-handoff-off": {"cmd": _vrq("--vfork-handoff", "false"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
