@@ -44,7 +44,7 @@ const volatile bool fork_depth_penalty = false;
 const volatile u32 freq_threshold = 0;		/* % of the maximum performance; 0: frequency-blind CPU selection */
 const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
 const volatile bool sticky = false;
-const volatile bool stay_behind_kthread = true;	/* a task a bound kernel thread preempts waits for its CPU */
+const volatile bool stay_behind_kthread = true;	/* a task a bound kernel thread preempts resumes behind it */
 const volatile u32 nr_cpus = 1;
 const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 /* 1 for each CPU on line when the loader read the topology: only those have a cpu_topo entry */
