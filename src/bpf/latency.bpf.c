@@ -201,16 +201,17 @@ __hidden bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tc
 }
 
 /*
- * Short runners: @p's run ends when it sleeps (not @runnable), or when a task it woke preempts it here
- * (@by_wakee: its CPU's waker_preempted, which stopping read; a request queue's hand-off: the worker
- * would have slept but for the preemption). Average it, start a new one.
+ * Short runners: @p's run ends when it sleeps, or when a task it woke preempts it here (a request
+ * queue's hand-off: the worker would have slept but for the preemption). Average it, start a new one.
  * With --short-run-renew, a slice left shorter than that average counts as used up
  * (vrq_should_renew_short_run): the deadline's renewal (at its sleep, or its enqueue) gives the next run
  * a whole slice.
  */
-__hidden int end_run(struct task_ctx *tctx __tctx, bool runnable, bool by_wakee)
+__hidden int end_run(struct task_ctx *tctx __tctx, s32 cpu, bool runnable)
 {
-	if (runnable && !by_wakee)
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	if (runnable && !(cctx && cctx->waker_preempted))
 		return 0;
 	tctx->avg_run_ns = vrq_run_avg(tctx->avg_run_ns, tctx->run_ns);
 	tctx->run_ns = 0;

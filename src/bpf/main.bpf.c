@@ -247,19 +247,16 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		charge_slice(tctx, now);
 		if (group_accounting == VRQ_GROUP_CGROUP)
 			cgroup_charge(tctx, now, false);
-		bool by_wakee = cctx && cctx->waker_preempted;
-		bool handoff = false;
-		u64 added = 0;
+		/* the top-up is worked out only where the rule may apply: not on every stop with it off */
+		u64 added = handoff_slice && runnable ? vrq_slice_top_up(tctx->time_slice, rr_interval_ns) : 0;
+		bool handoff = handoff_slice && runnable && cctx &&
+			       vrq_handoff_keeps_turn(handoff_slice, cctx->waker_preempted,
+						      tctx->handoff_added_ns + added, rr_interval_ns,
+						      tctx->avg_run_ns, tctx->run_ns, short_run_ns);
 
-		/* worked out only where the rule may apply: not on every stop with it off */
-		if (handoff_slice && runnable) {
-			added = vrq_slice_top_up(tctx->time_slice, rr_interval_ns);
-			handoff = vrq_handoff_keeps_turn(true, by_wakee, tctx->handoff_added_ns + added, rr_interval_ns,
-							 tctx->avg_run_ns, tctx->run_ns, short_run_ns);
-		}
 		if (runnable && !handoff)
 			end_turn_if_over(p, tctx, cpu, now);
-		end_run(tctx, runnable, by_wakee);
+		end_run(tctx, cpu, runnable);
 		if (handoff) {
 			tctx->time_slice = rr_interval_ns;
 			tctx->handoff_added_ns += added;

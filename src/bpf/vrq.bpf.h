@@ -145,7 +145,7 @@ int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 niffies, u64
 int end_longest_turn(s32 longest_cpu, u64 longest_since);
 u64 turn_rate(void);
 bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u64 now);
-int end_run(struct task_ctx *tctx __tctx, bool runnable, bool by_wakee);
+int end_run(struct task_ctx *tctx __tctx, s32 cpu, bool runnable);
 
 /* select.bpf.c: CPU selection */
 s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 prev_cpu, u64 wake_flags);
