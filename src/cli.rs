@@ -198,9 +198,10 @@ pub struct Opts {
 
     /// vfork hand-off (true or false): a child started with vfork (its parent sleeps until the child
     /// execs or exits) runs on its parent's CPU under the sync hand-off's conditions, instead of on an
-    /// idle one. make and gcc start every compile and assembly so: without it each child went to the
-    /// idle CPU and, at its exit, the sync hand-off pulled its parent after it, so that successive
-    /// compiles alternated CPUs.
+    /// idle one, and the parent's wake-up at the child's exec preempts nobody (the parent takes the next
+    /// CPU free). make and gcc start every compile and assembly so: without it each child went to the
+    /// idle CPU, or was preempted there by its parent at its exec and sent to the other, and at its exit
+    /// the sync hand-off pulled its parent after it, so that successive compiles alternated CPUs.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub vfork_handoff: bool,
 

@@ -72,7 +72,7 @@ SCHEDULERS = {
     # a long runner preempted by the task it woke keeps its turn and starts its next run on a whole slice
     # (--handoff-slice, on by default since 2026-11-27; issue 29): off, to compare with the defaults
     "vrq-handoff-slice-off": {"cmd": _vrq("--handoff-slice", "false"), "vrq": True, "variant": True},
-    # a task preempted by a kernel thread bound to its CPU waits for that CPU, no idle CPU woken for it
+    # a task preempted by a kernel thread bound to its CPU, nothing else waiting, resumes there behind it
     # (--stay-behind-kthread, issue 29: build-50's compilers moved in mid-run): off, to compare with the defaults
     "vrq-stay-behind-kthread-off": {"cmd": _vrq("--stay-behind-kthread", "false"), "vrq": True, "variant": True},
     # a vfork child runs on its parent's CPU and its exec's wake-up of the parent preempts nobody (--vfork-handoff,

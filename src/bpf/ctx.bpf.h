@@ -37,7 +37,7 @@ struct cpu_ctx {
 						 * (preempt_for_wakeup): a short runner's run ends there;
 						 * --handoff-slice reads it. start_turn clears it */
 	u8 kthread_preempted;			/* a kernel thread bound to this CPU preempts the task
-						 * running here (preempt.bpf.c: mark_preemption);
+						 * running here (preempt.bpf.c: note_preemptor);
 						 * --stay-behind-kthread reads it. start_turn clears it */
 	u8 released;				/* a higher class (real-time, deadline) holds this CPU:
 						 * cpu_release sets it, cpu_acquire clears it

@@ -974,14 +974,6 @@ static __always_inline int vrq_bound_kthread(int kthread, u32 nr_cpus_allowed)
 }
 
 /*
- * Sync hand-off. A sync wake-up says the waker is about to sleep (a pipe write before the read that
- * blocks, a futex hand-off): the wakee can run on the waker's CPU the moment it does, with the data it
- * was handed still in that CPU's caches and no other CPU to wake (on an idle CPU a wake-up costs an IPI
- * and the exit from idle, every round trip). Only when nothing else waits for that CPU -- neither in its
- * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
- * wakee may run.
- */
-/*
  * Does the waker sleep as its wakee starts, which the sync hand-off (vrq_sync_handoff) assumes? A sync
  * wake-up says so; so does a vfork: the parent sleeps until its child execs or exits, so the child
  * (@vfork_child: woken by a fork with its vfork completion set) is its parent's continuation, however
@@ -995,6 +987,14 @@ static __always_inline int vrq_waker_sleeps(int sync_wakeup, int vfork_child)
 	return sync_wakeup || vfork_child;
 }
 
+/*
+ * Sync hand-off. A sync wake-up says the waker is about to sleep (a pipe write before the read that
+ * blocks, a futex hand-off): the wakee can run on the waker's CPU the moment it does, with the data it
+ * was handed still in that CPU's caches and no other CPU to wake (on an idle CPU a wake-up costs an IPI
+ * and the exit from idle, every round trip). Only when nothing else waits for that CPU -- neither in its
+ * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
+ * wakee may run.
+ */
 static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed, int waker_scaled,
 					    u64 waker_local_queued, u64 waker_queue_waiting)
 {
