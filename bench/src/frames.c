@@ -9,8 +9,8 @@
 //   frame time   from the frame's vsync to its work done (µs): the wake-up, the work, and every wait
 //                for a CPU in between;
 //   wake delay   from the vsync to the thread running (µs).
-// Prints "frames=N late=L dropped=D frame_p50=.. frame_p99=.. frame_max=.. wake_p99=.. work_us=..
-// period_us=.."
+// Prints "frames=N late=L dropped=D frame_p50=.. frame_p99=.. frame_max=.. wake_p50=.. wake_p99=..
+// work_us=.. period_us=.."
 // after SECONDS.
 //   frames SECONDS WORK_US [PERIOD_US]
 #define _GNU_SOURCE
@@ -63,10 +63,10 @@ int main(int argc, char **argv)
 	}
 	qsort(frame_us, n, sizeof(*frame_us), cmp_u64);
 	qsort(wake_us, n, sizeof(*wake_us), cmp_u64);
-	printf("frames=%ld late=%ld dropped=%ld frame_p50=%llu frame_p99=%llu frame_max=%llu wake_p99=%llu work_us=%ld "
-	       "period_us=%ld\n",
+	printf("frames=%ld late=%ld dropped=%ld frame_p50=%llu frame_p99=%llu frame_max=%llu wake_p50=%llu "
+	       "wake_p99=%llu work_us=%ld period_us=%ld\n",
 	       n, late, dropped, (unsigned long long)pct(frame_us, n, 0.5), (unsigned long long)pct(frame_us, n, 0.99),
-	       (unsigned long long)pct(frame_us, n, 1.0), (unsigned long long)pct(wake_us, n, 0.99), work_us,
-	       period_us);
+	       (unsigned long long)pct(frame_us, n, 1.0), (unsigned long long)pct(wake_us, n, 0.5),
+	       (unsigned long long)pct(wake_us, n, 0.99), work_us, period_us);
 	return n ? 0 : 1;
 }

@@ -447,14 +447,15 @@ static __always_inline int vrq_take_once(u8 *flag)
 /*
  * A wake-up that preempts nobody (enqueue's sync_wakeup, vrq_may_preempt): a sync one -- the waker is about
  * to sleep and its CPU will be free -- and, with --vfork-handoff, a vfork parent woken at its child's exec
- * (@waker_in_exec: the waker is in execve, whose release of the parent's memory ends the vfork): the
+ * (@parent_woken_by_exec: the waker, in execve, wakes its parent from its own context -- the exec's
+ * release of the parent's memory ends the vfork): the
  * child was handed the parent's CPU and has just begun its work there (a compile), while the parent only
  * goes on to wait for it. Preempting the child there would send it to the other CPU at its first step;
  * the parent takes the next CPU free instead (an idle one if any, select_cpu's choice).
  */
-static __always_inline int vrq_wakeup_spares_waker(int sync_wakeup, int vfork_handoff, int waker_in_exec)
+static __always_inline int vrq_wakeup_spares_waker(int sync_wakeup, int vfork_handoff, int parent_woken_by_exec)
 {
-	return sync_wakeup || (vfork_handoff && waker_in_exec);
+	return sync_wakeup || (vfork_handoff && parent_woken_by_exec);
 }
 
 /* BFS: SCHED_BATCH never preempts on wake-up; neither does a sync wake-up (the waker is about to sleep). */
