@@ -528,16 +528,15 @@ static void test_wakeup_credit(void)
 	CHECK(vrq_credited_slice(MS(5), MS(3)) == MS(3));
 }
 
-/* Sync hand-off: only a sync wake-up, onto a waker the task may use, with nothing waiting there. */
+/* Sync hand-off: only when the waker sleeps, onto a waker the task may use, with nothing waiting there. */
 static void test_sync_handoff(void)
 {
-	CHECK(vrq_sync_handoff(1, 1, 1, 0, 0, 0));
-	CHECK(!vrq_sync_handoff(0, 1, 1, 0, 0, 0));	/* off */
-	CHECK(!vrq_sync_handoff(1, 0, 1, 0, 0, 0));	/* not sync */
-	CHECK(!vrq_sync_handoff(1, 1, 0, 0, 0, 0));	/* not allowed on the waker */
-	CHECK(!vrq_sync_handoff(1, 1, 1, 1, 0, 0));	/* the waker's CPU is scaled */
-	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 1, 0));	/* a task waits in the waker's local queue */
-	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 0, 3));	/* tasks wait in the waker's run queue */
+	CHECK(vrq_sync_handoff(1, 1, 0, 0, 0));
+	CHECK(!vrq_sync_handoff(0, 1, 0, 0, 0));	/* the waker goes on */
+	CHECK(!vrq_sync_handoff(1, 0, 0, 0, 0));	/* not allowed on the waker */
+	CHECK(!vrq_sync_handoff(1, 1, 1, 0, 0));	/* the waker's CPU is scaled */
+	CHECK(!vrq_sync_handoff(1, 1, 0, 1, 0));	/* a task waits in the waker's local queue */
+	CHECK(!vrq_sync_handoff(1, 1, 0, 0, 3));	/* tasks wait in the waker's run queue */
 }
 
 /*
@@ -553,12 +552,19 @@ static void test_wakeup_spares_waker(void)
 	CHECK(!vrq_wakeup_spares_waker(0, 1, 0));	/* a plain wake-up */
 }
 
-/* The waker sleeps as its wakee starts: a sync wake-up, or a vfork child's fork; nothing else. */
+/*
+ * The waker sleeps as its wakee starts: a sync wake-up (--sync-handoff), or a vfork child's fork
+ * (--vfork-handoff); nothing else, and neither with its flag off.
+ */
 static void test_waker_sleeps(void)
 {
-	CHECK(vrq_waker_sleeps(1, 0));
-	CHECK(vrq_waker_sleeps(0, 1));	/* a vfork child: its parent waits for its exec or exit */
-	CHECK(!vrq_waker_sleeps(0, 0));	/* a plain wake-up or fork: the waker goes on */
+	CHECK(vrq_waker_sleeps(1, 1, 1, 0));
+	CHECK(vrq_waker_sleeps(1, 0, 1, 1));	/* a vfork child: its parent waits for its exec or exit */
+	CHECK(!vrq_waker_sleeps(1, 0, 1, 0));	/* a plain wake-up or fork: the waker goes on */
+	CHECK(!vrq_waker_sleeps(0, 1, 1, 0));	/* --sync-handoff false */
+	CHECK(!vrq_waker_sleeps(1, 0, 0, 1));	/* --vfork-handoff false */
+	CHECK(vrq_waker_sleeps(0, 0, 1, 1));	/* each flag gates its own case only */
+	CHECK(vrq_waker_sleeps(1, 1, 0, 0));
 }
 
 /*

@@ -976,32 +976,31 @@ static __always_inline int vrq_bound_kthread(int kthread, u32 nr_cpus_allowed)
 
 /*
  * Does the waker sleep as its wakee starts, which the sync hand-off (vrq_sync_handoff) assumes? A sync
- * wake-up says so; so does a vfork: the parent sleeps until its child execs or exits, so the child
+ * wake-up says so (with --sync-handoff); so does a vfork (with --vfork-handoff): the parent sleeps until its child execs or exits, so the child
  * (@vfork_child: woken by a fork with its vfork completion set) is its parent's continuation, however
  * the fork was flagged. make and gcc start every compile and assembly that way: handed its parent's CPU,
  * each cc1 and as runs where the last one ran, where a child sent to the idle CPU had the parent pulled
  * after it at its exit (a sync wake-up), and the next child sent to the other CPU again -- the heavy work
  * alternated CPUs at every step of the chain (docs/results/2026-11-27-build50-trace).
  */
-static __always_inline int vrq_waker_sleeps(int sync_wakeup, int vfork_child)
+static __always_inline int vrq_waker_sleeps(int sync_handoff, int sync_wakeup, int vfork_handoff, int vfork_child)
 {
-	return sync_wakeup || vfork_child;
+	return (sync_handoff && sync_wakeup) || (vfork_handoff && vfork_child);
 }
 
 /*
  * Sync hand-off. A sync wake-up says the waker is about to sleep (a pipe write before the read that
  * blocks, a futex hand-off): the wakee can run on the waker's CPU the moment it does, with the data it
  * was handed still in that CPU's caches and no other CPU to wake (on an idle CPU a wake-up costs an IPI
- * and the exit from idle, every round trip). Only when nothing else waits for that CPU -- neither in its
- * local queue nor in its run queue -- so that no earlier deadline is passed over, and only where the
- * wakee may run.
+ * and the exit from idle, every round trip). Only when the waker sleeps (vrq_waker_sleeps), nothing else
+ * waits for that CPU -- neither in its local queue nor in its run queue -- so that no earlier deadline is
+ * passed over, and only where the wakee may run.
  */
-static __always_inline int vrq_sync_handoff(int enabled, int sync_wakeup, int waker_allowed, int waker_scaled,
+static __always_inline int vrq_sync_handoff(int waker_sleeps, int waker_allowed, int waker_scaled,
 					    u64 waker_local_queued, u64 waker_queue_waiting)
 {
 	/* never onto a scaled CPU: placement there is --freq-threshold's to decide */
-	return enabled && sync_wakeup && waker_allowed && !waker_scaled && !waker_local_queued &&
-	       !waker_queue_waiting;
+	return waker_sleeps && waker_allowed && !waker_scaled && !waker_local_queued && !waker_queue_waiting;
 }
 
 /*

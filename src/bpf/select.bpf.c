@@ -175,13 +175,13 @@ static __always_inline void insert_on_cpu(struct task_struct *p, struct task_ctx
  */
 static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 waker, u64 wake_flags)
 {
-	bool sync = sync_handoff && (wake_flags & SCX_WAKE_SYNC);
-	bool vfork_child = vfork_handoff && (wake_flags & SCX_WAKE_FORK) && p->vfork_done;
+	bool vfork_child = (wake_flags & SCX_WAKE_FORK) && p->vfork_done;
+	int sleeps = vrq_waker_sleeps(sync_handoff, !!(wake_flags & SCX_WAKE_SYNC), vfork_handoff, vfork_child);
 
 	/* most wake-ups are neither: decide those before reading any queue */
-	if (!vrq_waker_sleeps(sync, vfork_child))
+	if (!sleeps)
 		return false;
-	return vrq_sync_handoff(true, true, bpf_cpumask_test_cpu(waker, p->cpus_ptr), cpu_scaled(waker),
+	return vrq_sync_handoff(sleeps, bpf_cpumask_test_cpu(waker, p->cpus_ptr), cpu_scaled(waker),
 				scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL), scx_bpf_dsq_nr_queued(queue_of_cpu(waker)));
 }
 
