@@ -78,6 +78,9 @@ SCHEDULERS = {
     # a vfork child runs on its parent's CPU and its exec's wake-up of the parent preempts nobody (--vfork-handoff,
     # issue 29): off, to compare with the defaults
     "vrq-vfork-handoff-off": {"cmd": _vrq("--vfork-handoff", "false"), "vrq": True, "variant": True},
+    # a shorter turn (--rr-interval-ms 3, half the default): at 10 ms x 4 workers per CPU a request's longest
+    # wait for a CPU was a round of the others' 6 ms turns (issue 29's request tail; traced 2026-11-27)
+    "vrq-rr-3": {"cmd": _vrq("--rr-interval-ms", "3"), "vrq": True, "variant": True},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
