@@ -61,7 +61,8 @@ static __always_inline bool parent_woken_by_exec(struct task_struct *p)
 {
 	struct task_struct *waker = bpf_get_current_task_btf();
 
-	return bpf_in_task() && BPF_CORE_READ_BITFIELD(waker, in_execve) && BPF_CORE_READ(waker, real_parent) == p;
+	return bpf_in_task() && BPF_CORE_READ_BITFIELD(waker, in_execve) &&
+	       BPF_CORE_READ(waker, real_parent) == p;
 }
 
 /*

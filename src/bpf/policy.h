@@ -448,12 +448,13 @@ static __always_inline int vrq_take_once(u8 *flag)
  * A wake-up that preempts nobody (enqueue's sync_wakeup, vrq_may_preempt): a sync one -- the waker is about
  * to sleep and its CPU will be free -- and, with --vfork-handoff, a vfork parent woken at its child's exec
  * (@parent_woken_by_exec: the waker, in execve, wakes its parent from its own context -- the exec's
- * release of the parent's memory ends the vfork): the
- * child was handed the parent's CPU and has just begun its work there (a compile), while the parent only
- * goes on to wait for it. Preempting the child there would send it to the other CPU at its first step;
- * the parent takes the next CPU free instead (an idle one if any, select_cpu's choice).
+ * release of the parent's memory ends the vfork): the child was handed the parent's CPU and has just
+ * begun its work there (a compile), while the parent only goes on to wait for it. Preempting the child
+ * there would send it to the other CPU at its first step; the parent takes the next CPU free instead (an
+ * idle one if any, select_cpu's choice).
  */
-static __always_inline int vrq_wakeup_spares_waker(int sync_wakeup, int vfork_handoff, int parent_woken_by_exec)
+static __always_inline int vrq_wakeup_spares_waker(int sync_wakeup, int vfork_handoff,
+						   int parent_woken_by_exec)
 {
 	return sync_wakeup || (vfork_handoff && parent_woken_by_exec);
 }
@@ -976,12 +977,13 @@ static __always_inline int vrq_bound_kthread(int kthread, u32 nr_cpus_allowed)
 
 /*
  * Does the waker sleep as its wakee starts, which the sync hand-off (vrq_sync_handoff) assumes? A sync
- * wake-up says so (with --sync-handoff); so does a vfork (with --vfork-handoff): the parent sleeps until its child execs or exits, so the child
- * (@vfork_child: woken by a fork with its vfork completion set) is its parent's continuation, however
- * the fork was flagged. make and gcc start every compile and assembly that way: handed its parent's CPU,
- * each cc1 and as runs where the last one ran, where a child sent to the idle CPU had the parent pulled
- * after it at its exit (a sync wake-up), and the next child sent to the other CPU again -- the heavy work
- * alternated CPUs at every step of the chain (docs/results/2026-11-27-build50-trace).
+ * wake-up says so (with --sync-handoff); so does a vfork (with --vfork-handoff): the parent sleeps until
+ * its child execs or exits, so the child (@vfork_child: woken by a fork with its vfork completion set) is
+ * its parent's continuation, however the fork was flagged. make and gcc start every compile and assembly
+ * that way: handed its parent's CPU, each cc1 and as runs where the last one ran, where a child sent to
+ * the idle CPU had the parent pulled after it at its exit (a sync wake-up), and the next child sent to the
+ * other CPU again -- the heavy work alternated CPUs at every step of the chain
+ * (docs/results/2026-11-27-build50-trace).
  */
 static __always_inline int vrq_waker_sleeps(int sync_handoff, int sync_wakeup, int vfork_handoff, int vfork_child)
 {
