@@ -440,21 +440,25 @@ def test_handoff_slice(r, secs):
     r.figure(f"handoff-slice, reqlat 10 ms x {4 * nr_cpus()} workers, 1 message thread, {secs} s: {detail}")
 
 
+TRACEFS = "/sys/kernel/tracing"
+
+
+def tracefs_put(path, value):
+    """Write `value` to the tracefs file `path` (relative to TRACEFS)."""
+    with open(os.path.join(TRACEFS, path), "w") as f:
+        f.write(value)
+
+
 def spawned_on_parents_cpu(n):
     """Start `n` children with posix_spawn (glibc starts them with CLONE_VFORK: the parent sleeps until
     the child execs), one after another; how many were placed on the CPU their parent ran on just before
     (the fork's placement, tracefs sched_wakeup_new's target_cpu: what happens after it -- the exec, the
     parent's wake-up -- may move the child again, and does not count here)."""
-    tracing = "/sys/kernel/tracing"
     event = "events/sched/sched_wakeup_new"
-
-    def put(path, value):
-        with open(os.path.join(tracing, path), "w") as f:
-            f.write(value)
     parent_cpus = {}
-    put("tracing_on", "1")
-    put("trace", "")
-    put(f"{event}/enable", "1")
+    tracefs_put("tracing_on", "1")
+    tracefs_put("trace", "")
+    tracefs_put(f"{event}/enable", "1")
     try:
         for _ in range(n):
             with open("/proc/thread-self/stat") as f:
@@ -463,9 +467,9 @@ def spawned_on_parents_cpu(n):
             os.waitpid(pid, 0)
             parent_cpus[pid] = parent_cpu
     finally:
-        put(f"{event}/enable", "0")
+        tracefs_put(f"{event}/enable", "0")
     placed = {}
-    with open(os.path.join(tracing, "trace")) as f:
+    with open(os.path.join(TRACEFS, "trace")) as f:
         for line in f:
             if "sched_wakeup_new:" in line:
                 fields = dict(kv.split("=", 1) for kv in line.split("sched_wakeup_new:", 1)[1].split() if "=" in kv)
@@ -598,28 +602,23 @@ def heavy_moves_per_build(codebase_dir, builds):
     (HEAVY) changed CPU, each build: in the order they were switched in (tracefs sched_switch, filtered
     by the incoming task's name), a switch-in on another CPU than the one before -- a process moved in
     mid-run, or the next one started on the other CPU."""
-    tracing = "/sys/kernel/tracing"
     event = "events/sched/sched_switch"
-
-    def put(path, value):
-        with open(os.path.join(tracing, path), "w") as f:
-            f.write(value)
     moves = []
-    put(f"{event}/filter", " || ".join(f'next_comm == "{c}"' for c in HEAVY))
-    put("tracing_on", "1")
+    tracefs_put(f"{event}/filter", " || ".join(f'next_comm == "{c}"' for c in HEAVY))
+    tracefs_put("tracing_on", "1")
     try:
         for _ in range(builds):
             subprocess.run(["make", "-s", "-C", codebase_dir, "clean"], check=True, capture_output=True)
-            put("trace", "")
-            put(f"{event}/enable", "1")
+            tracefs_put("trace", "")
+            tracefs_put(f"{event}/enable", "1")
             subprocess.run(["make", "-s", "-C", codebase_dir, "-j1", "prog"], check=True, capture_output=True)
-            put(f"{event}/enable", "0")
-            with open(os.path.join(tracing, "trace")) as f:
+            tracefs_put(f"{event}/enable", "0")
+            with open(os.path.join(TRACEFS, "trace")) as f:
                 cpus = [line.split("[", 1)[1].split("]", 1)[0] for line in f if "sched_switch:" in line]
             moves.append(sum(a != b for a, b in zip(cpus, cpus[1:])))
     finally:
-        put(f"{event}/enable", "0")
-        put(f"{event}/filter", "0")
+        tracefs_put(f"{event}/enable", "0")
+        tracefs_put(f"{event}/filter", "0")
     return moves
 
 
