@@ -1199,6 +1199,38 @@ class TestGoals(unittest.TestCase):
             with self.assertRaises(SystemExit):
                 cli.main(["goals", a, "--scheduler", "vrq-sticky"])
 
+    def test_a_folder_may_name_the_variant_judged_in_it(self):
+        point, other = "reqlat-10ms-w2-m1", "reqlat-1ms-w2-m1"
+        # in the older folder the variant vrq-handoff-slice is today's defaults; vrq-llc there is worse
+        old = {"eevdf": [(1000 + i, 100 + i, 10.0) for i in range(4)],
+               "vrq-llc": [(3000 + i, 300 + i, 10.0) for i in range(4)],
+               "vrq-handoff-slice": [(10 + i, 90 + i, 10.0) for i in range(4)]}
+        new = {"eevdf": [(1000 + i, 100 + i, 10.0) for i in range(4)],
+               "vrq-llc": [(20 + i, 80 + i, 10.0) for i in range(4)]}
+        plan_old = {"workloads": [point], "schedulers": list(old), "instruments": {}}
+        plan_new = {"workloads": [other], "schedulers": list(new), "instruments": {}}
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            self.save(a, plan_old, self.recs(point, old))
+            self.save(b, plan_new, self.recs(other, new))
+            self.assertEqual(goals.folder_and_scheduler(a + "=vrq-handoff-slice"), (a, "vrq-handoff-slice"))
+            self.assertEqual(goals.folder_and_scheduler(a), (a, "vrq-llc"))
+            points = goals.collect([a + "=vrq-handoff-slice", b])
+            self.assertEqual(points[point][1]["scheduler"], "vrq-handoff-slice")
+            self.assertEqual(points[point][1]["goals"]["wake_p99_us"][2], "met")
+            self.assertEqual(points[other][1]["scheduler"], "vrq-llc")
+            # judged as vrq-llc, the older folder's point misses the wake-up goal
+            self.assertEqual(goals.collect([a])[point][1]["goals"]["wake_p99_us"][2], "not met")
+            out = os.path.join(d, "goals.md")
+            self.assertEqual(cli.main(["goals", a + "=vrq-handoff-slice", b, "--out", out]), 0)
+            with open(out) as f:
+                text = f.read()
+            self.assertIn("| a (vrq-handoff-slice) |", text)
+            self.assertIn("| b |", text)
+            self.assertIn("DIR=NAME", text)
+            with self.assertRaises(SystemExit):
+                cli.main(["goals", os.path.join(d, "missing") + "=vrq-llc"])
+
 
 if __name__ == "__main__":
     res = unittest.main(exit=False, verbosity=1).result

@@ -233,7 +233,8 @@ def cmd_readme_table(a):
 
 
 def cmd_goals(a):
-    for d in a.dirs:
+    for entry in a.dirs:
+        d, _ = goals.folder_and_scheduler(entry, a.scheduler)
         for f in ("plan.json", "results.jsonl"):
             if not os.path.exists(os.path.join(d, f)):
                 sys.exit(f"bench goals: {d} is not a bench results folder (no {f})")
@@ -296,7 +297,8 @@ def parser():
                        "surface and schbench point of saved results, by the 95%% intervals",
                        description=goals.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     g.add_argument("dirs", nargs="+", metavar="DIR", help="bench results folders; a point in several is judged "
-                   "from the last named")
+                   "from the last named; DIR=NAME judges the scheduler NAME in that folder (a variant that was "
+                   "the defaults there) instead of --scheduler")
     g.add_argument("--scheduler", default=goals.DEFAULT_SCHEDULER, help="the scheduler judged (default "
                    f"{goals.DEFAULT_SCHEDULER}, scx_vrq's defaults)")
     g.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")

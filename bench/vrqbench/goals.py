@@ -14,7 +14,10 @@ A peer is better on both at once only when its runs against the scheduler's, in 
 intervals below 1 for both latencies (the peer's ÷ the scheduler's; `better` by the bench's own rule).
 
 Several reports may be named: a point measured in more than one is judged from the last named, and its row
-says which. Nothing is random: the same results give the same table."""
+says which. A folder named as DIR=NAME judges the scheduler NAME there instead of --scheduler: a variant
+that was, in that folder's boot, what the defaults are now (`vrq-handoff-slice` before the rule became the
+default), so that one table can gather the newest runs of today's defaults; its row names the variant.
+Nothing is random: the same results give the same table."""
 
 import os
 
@@ -75,17 +78,27 @@ def judge_point(plan, recs, workload, scheduler):
     return {"goals": goals, "peers": peers, "better_on_both": both}
 
 
+def folder_and_scheduler(entry, scheduler=DEFAULT_SCHEDULER):
+    """(folder, scheduler judged there) from a DIR or DIR=NAME argument."""
+    d, sep, name = entry.rpartition("=")
+    if sep and d and name and "/" not in name and not os.path.exists(entry):
+        return d, name
+    return entry, scheduler
+
+
 def collect(dirs, scheduler=DEFAULT_SCHEDULER):
-    """{point: (dir, judged point)} over the reports in `dirs`, the last named winning."""
+    """{point: (dir, judged point)} over the reports in `dirs` (DIR or DIR=NAME), the last named winning;
+    a judged point holds the scheduler judged in it under "scheduler"."""
     points = {}
-    for d in dirs:
+    for entry in dirs:
+        d, judged = folder_and_scheduler(entry, scheduler)
         plan, recs, _ = report.load(d)
         for w in plan["workloads"]:
             if w not in POINT_ORDER:
                 continue
-            j = judge_point(plan, recs, w, scheduler)
+            j = judge_point(plan, recs, w, judged)
             if j is not None:
-                points[w] = (d, j)
+                points[w] = (d, {**j, "scheduler": judged})
     return {w: points[w] for w in POINT_ORDER if w in points}
 
 
@@ -103,6 +116,9 @@ def markdown(points, scheduler=DEFAULT_SCHEDULER):
              f"Peers better on both: the peer ÷ {scheduler}, wake-up p99 / request p99, both intervals below 1.\n",
              f"| point | {head} | peers better on both | report |",
              "|---|" + "---|" * len(GOALS) + "---|---|"]
+    if any(j.get("scheduler", scheduler) != scheduler for _, j in points.values()):
+        lines[0] = lines[0].rstrip("\n") + (f" A report followed by a variant's name is judged by that variant "
+                                             f"(DIR=NAME: what {scheduler}'s defaults are now) instead.\n")
     counts = {m: {} for m, *_ in GOALS}
     with_peer = []
     for w, (d, j) in points.items():
@@ -120,7 +136,10 @@ def markdown(points, scheduler=DEFAULT_SCHEDULER):
             with_peer.append(w)
         if not j["peers"]:
             peers = "no peer run"
-        lines.append(f"| {w} | " + " | ".join(cells) + f" | {peers} | {os.path.basename(os.path.normpath(d))} |")
+        folder = os.path.basename(os.path.normpath(d))
+        if j.get("scheduler", scheduler) != scheduler:
+            folder += f" ({j['scheduler']})"
+        lines.append(f"| {w} | " + " | ".join(cells) + f" | {peers} | {folder} |")
     lines.append("")
     order = ("met", "on line", "not met", "n/a")
     for metric, label, *_ in GOALS:
@@ -135,7 +154,7 @@ def markdown(points, scheduler=DEFAULT_SCHEDULER):
 def run(dirs, scheduler=DEFAULT_SCHEDULER, out=None):
     points = collect(dirs, scheduler)
     if not points:
-        raise SystemExit(f"bench goals: no request/worker point with runs of both {scheduler} and eevdf in "
+        raise SystemExit(f"bench goals: no request/worker point with runs of both the judged scheduler and eevdf in "
                          f"{', '.join(dirs)}")
     text = markdown(points, scheduler)
     if out:

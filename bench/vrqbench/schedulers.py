@@ -125,7 +125,10 @@ DEFAULT_SCHEDULERS = [name for name, spec in SCHEDULERS.items() if not spec.get(
 
 
 def peer_of(scheduler):
-    """The peer crate a scheduler runs, or None for EEVDF and scx_vrq."""
+    """The peer crate a scheduler runs, or None for EEVDF and scx_vrq (a saved report may name an scx_vrq
+    variant since renamed or removed: vrq-handoff-slice, the rule on before it became the default)."""
+    if scheduler not in SCHEDULERS and scheduler.startswith("vrq-"):
+        return None
     return SCHEDULERS[scheduler].get("peer")
 
 
