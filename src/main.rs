@@ -58,10 +58,10 @@ const WATCHDOG_MS: u64 = bpf_intf::vrq_consts_VRQ_WATCHDOG_MS as u64;
 impl GroupMode {
     fn bpf_value(self) -> u32 {
         match self {
-            GroupMode::Off => bpf_intf::vrq_group_mode_VRQ_GROUP_OFF as u32,
-            GroupMode::Thread => bpf_intf::vrq_group_mode_VRQ_GROUP_THREAD as u32,
-            GroupMode::Session => bpf_intf::vrq_group_mode_VRQ_GROUP_SESSION as u32,
-            GroupMode::Cgroup => bpf_intf::vrq_group_mode_VRQ_GROUP_CGROUP as u32,
+            GroupMode::Off => bpf_intf::vrq_group_mode_VRQ_GROUP_OFF,
+            GroupMode::Thread => bpf_intf::vrq_group_mode_VRQ_GROUP_THREAD,
+            GroupMode::Session => bpf_intf::vrq_group_mode_VRQ_GROUP_SESSION,
+            GroupMode::Cgroup => bpf_intf::vrq_group_mode_VRQ_GROUP_CGROUP,
         }
     }
 }
@@ -69,9 +69,9 @@ impl GroupMode {
 impl QueueMode {
     fn bpf_value(self) -> u32 {
         match self {
-            QueueMode::Global => bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32,
-            QueueMode::Llc => bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32,
-            QueueMode::Cpu => bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32,
+            QueueMode::Global => bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL,
+            QueueMode::Llc => bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC,
+            QueueMode::Cpu => bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU,
         }
     }
 }
@@ -669,9 +669,9 @@ mod tests {
 
     #[test]
     fn queue_modes_match_the_bpf_enum() {
-        assert_eq!(QueueMode::Global.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL as u32);
-        assert_eq!(QueueMode::Llc.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC as u32);
-        assert_eq!(QueueMode::Cpu.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU as u32);
+        assert_eq!(QueueMode::Global.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_GLOBAL);
+        assert_eq!(QueueMode::Llc.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_LLC);
+        assert_eq!(QueueMode::Cpu.bpf_value(), bpf_intf::vrq_queue_mode_VRQ_QUEUE_CPU);
     }
 
     #[test]

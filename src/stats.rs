@@ -327,10 +327,12 @@ mod tests {
     use super::*;
 
     fn sample() -> Metrics {
-        let mut normal = LatClass::default();
-        normal.wake_n = 100;
-        normal.wake_p50_us = 64;
-        normal.wake_p99_us = 8192;
+        let normal = LatClass {
+            wake_n: 100,
+            wake_p50_us: 64,
+            wake_p99_us: 8192,
+            ..Default::default()
+        };
         Metrics {
             nr_queued: 7,
             max_queued: 12,
