@@ -327,12 +327,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Metrics {
-        let normal = LatClass {
-            wake_n: 100,
-            wake_p50_us: 64,
-            wake_p99_us: 8192,
-            ..Default::default()
-        };
+        let normal = LatClass { wake_n: 100, wake_p50_us: 64, wake_p99_us: 8192, ..Default::default() };
         Metrics {
             nr_queued: 7,
             max_queued: 12,
