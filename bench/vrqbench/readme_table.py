@@ -159,8 +159,7 @@ def instrument_text(rep, workload):
 
 def peers_of(rep):
     """The report's peers (the scx project's schedulers), in the plan's order."""
-    return [s for s in rep["plan"].get("schedulers", [])
-            if s in schedmod.SCHEDULERS and schedmod.peer_of(s)]
+    return [s for s in rep["plan"].get("schedulers", []) if schedmod.peer_of(s)]
 
 
 def fmt_interval(c):

@@ -125,11 +125,10 @@ DEFAULT_SCHEDULERS = [name for name, spec in SCHEDULERS.items() if not spec.get(
 
 
 def peer_of(scheduler):
-    """The peer crate a scheduler runs, or None for EEVDF and scx_vrq (a saved report may name an scx_vrq
-    variant since renamed or removed: vrq-handoff-slice, the rule on before it became the default)."""
-    if scheduler not in SCHEDULERS and scheduler.startswith("vrq-"):
-        return None
-    return SCHEDULERS[scheduler].get("peer")
+    """The peer crate a scheduler runs, or None for EEVDF, scx_vrq and a name no longer in SCHEDULERS (a
+    saved report's scx_vrq variant since renamed or removed: vrq-handoff-slice, the rule on before it
+    became the default; `bench run` refuses unknown names before it asks)."""
+    return SCHEDULERS.get(scheduler, {}).get("peer")
 
 
 def installed_peer_versions(repo):
