@@ -366,6 +366,29 @@ static void test_short_runner(void)
  * renewal of its deadline, whatever its requests' lengths -- while two hand-offs in a row (a lock's
  * waiter, then the message thread) both keep the turn.
  */
+/*
+ * --handoff-slice's repayment: what hand-offs added is paid back at the next renewal as a round of the
+ * queue per slice taken (the time added times the tasks per CPU competing), on the task's own offset's
+ * scale; nothing added, nothing owed; bounded like every stretch of an offset.
+ */
+static void test_handoff_repayment(void)
+{
+	u64 base = vrq_nice0_offset(MS(6));
+
+	CHECK(vrq_handoff_repayment(0, 4, base, base) == 0);
+	/* a whole slice taken ahead beside three others per CPU: four slices' worth (a round) later */
+	CHECK(vrq_handoff_repayment(MS(6), 4, base, base) == MS(24));
+	/* nice 19 (its offset ~6x nice 0's) owes in its own currency: that much more */
+	CHECK(vrq_handoff_repayment(MS(6), 4, 6 * base, base) == MS(144));
+	/* nice -20 owes less */
+	CHECK(vrq_handoff_repayment(MS(6), 4, base / 4, base) < MS(7));
+	/* alone on its CPU (others 1): the time itself */
+	CHECK(vrq_handoff_repayment(MS(3), 1, base, base) == MS(3));
+	/* huge queues and offsets stay within the stretch bound, without overflow */
+	CHECK(vrq_handoff_repayment(~0ULL, ~0ULL, ~0ULL / 2, base) == VRQ_STRETCH_MAX_NS);
+	CHECK(vrq_handoff_repayment(MS(12), 1ULL << 40, base, base) == VRQ_STRETCH_MAX_NS);
+}
+
 static void test_handoff_keeps_turn(void)
 {
 	u64 slice = MS(6), added, added_total, renewals;
@@ -1233,6 +1256,7 @@ int main(void)
 		{ "delay_expired", test_delay_expired },
 		{ "wake_handoff", test_wake_handoff },
 		{ "handoff_keeps_turn", test_handoff_keeps_turn },
+		{ "handoff_repayment", test_handoff_repayment },
 		{ "latency_waiter", test_latency_waiter },
 		{ "sticky", test_sticky },
 		{ "sticky_claim_lapses", test_sticky_claim_lapses },

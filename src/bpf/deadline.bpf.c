@@ -90,7 +90,6 @@ static __always_inline void renew_deadline(struct task_struct *p, struct task_ct
 	} else {
 		tctx->time_slice = slice;
 	}
-	tctx->handoff_added_ns = 0;	/* --handoff-slice may add a slice again */
 	tctx->deadline = niffies + offset - credit;
 	tctx->deadline = tctx->deadline > lag ? tctx->deadline - lag : 0;
 	tctx->offset = offset;
@@ -126,6 +125,7 @@ __hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tct
 	if (vrq_should_renew(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
 		count_slice_rule(slice, slice_rule);
 		renew_deadline(p, tctx, niffies, slice, rate, woken);
+		repay_handoffs(tctx, q, queued, slice);
 	} else {
 		fit_slice(tctx, slice);
 	}

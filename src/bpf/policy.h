@@ -669,6 +669,36 @@ static __always_inline int vrq_handoff_keeps_turn(int enabled, int by_wakee, u64
 	       !vrq_short_runner(avg_ns, run_ns, limit_ns);
 }
 
+/*
+ * --handoff-slice's repayment: what the hand-offs added between two renewals (@added_ns of CPU time taken
+ * on the task's old place in its queue, ahead of the tasks renewed since) is paid back at the next
+ * renewal, by a deadline that much further out. A slice taken ahead of its place is a round of its queue
+ * taken from the others: @others turns (the tasks per CPU it competes with, as vrq_under_share counts
+ * them) of that CPU time. On the deadline's scale that is @added_ns x @others, stretched as the task's
+ * own offset is over the nice-0 one (@offset_ns / @base_offset_ns: nice and group accounting), so that a
+ * task owes back what it took in its own currency. So a hand-off moves when a task's CPU time comes,
+ * never how much of it: over its own deadline period plus the next, a task that hands off gets its
+ * share, and what it is ahead meanwhile stays within the top-up bound (VRQ_HANDOFF_MAX_SLICES). At most
+ * VRQ_STRETCH_MAX_NS, like every other stretch of an offset.
+ */
+static __always_inline u64 vrq_handoff_repayment(u64 added_ns, u64 others, u64 offset_ns, u64 base_offset_ns)
+{
+	u64 debt;
+
+	if (!added_ns || !others || !base_offset_ns)
+		return 0;
+	if (others > VRQ_RATE_RUNNABLE_MAX)
+		others = VRQ_RATE_RUNNABLE_MAX;
+	if (added_ns > VRQ_STRETCH_MAX_NS)
+		added_ns = VRQ_STRETCH_MAX_NS;
+	debt = added_ns * others;
+	if (debt > VRQ_STRETCH_MAX_NS)
+		debt = VRQ_STRETCH_MAX_NS;
+	/* the offset's stretch; a stretch below nice 0's (nice < 0) shortens the debt likewise */
+	debt = debt / base_offset_ns * offset_ns + debt % base_offset_ns * offset_ns / base_offset_ns;
+	return debt > VRQ_STRETCH_MAX_NS ? VRQ_STRETCH_MAX_NS : debt;
+}
+
 /* What topping a slice with @left_ns left (negative: overrun) up to @slice_ns adds: at most the slice. */
 static __always_inline u64 vrq_slice_top_up(s64 left_ns, u64 slice_ns)
 {
