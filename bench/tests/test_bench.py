@@ -961,8 +961,10 @@ class TestQuickRunCheck(unittest.TestCase):
 
 
 class TestReadmeTable(unittest.TestCase):
-    """README.md's results table (vrqbench/readme_table.py): generated from the committed reports, so a
-    hand-edited number, or a report regenerated since, fails here (and so in tools/test)."""
+    """The results table in docs/measured.md and the README's results summary (vrqbench/readme_table.py):
+    generated from the committed reports, so a hand-edited number, or a report regenerated since, fails
+    here (and so in tools/test); the summary counts the boots the inclusion rule counts, and the row list
+    leaves out none it would count."""
 
     REPO = os.path.dirname(os.path.dirname(HERE))
 
@@ -974,6 +976,8 @@ class TestReadmeTable(unittest.TestCase):
     def test_committed_readme_holds_the_table_the_reports_give(self):
         rc, text = self.run_table(check=True)
         self.assertEqual(rc, 0, text)
+        self.assertIn("README.md holds what the reports give", text)
+        self.assertIn("measured.md holds what the reports give", text)
 
     def test_every_row_names_its_instrument_runs_and_report(self):
         table = readme_table.build(readme_table.load_rows(), link_base=self.REPO)
@@ -982,34 +986,67 @@ class TestReadmeTable(unittest.TestCase):
         for line in rows:
             self.assertRegex(line, r"\| (instruction clock|parallel, host clock), QEMU [0-9.]+, [0-9]+ vCPUs \|")
             self.assertRegex(line, r"\| [0-9]+ each \|")
-            self.assertRegex(line, r"\[(20[0-9-]+[a-z0-9-]+)\]\(docs/results/\1/report\.md\)")
+            self.assertRegex(line, r"\[(20[0-9-]+[a-z0-9-]+)\]\(docs/results/\1/report\.md\), scx_vrq [0-9a-f]{7} ")
             self.assertRegex(line, r"\| (\*\*better\*\*|\*\*worse\*\*|level|n/a: [a-z' ]+EEVDF's) \|")
+            self.assertRegex(line, r"\| [0-9]+(, in the summary)? \|$")
+
+    def test_the_committed_summary_is_short_and_fits(self):
+        spec = readme_table.load_rows()
+        lines = readme_table.summary(spec).splitlines()
+        self.assertLessEqual(len(lines) - 2, 15)
+        self.assertEqual(len(lines) - 2, len(spec["summary"]))
+        self.assertLessEqual(max(len(line) for line in lines), readme_table.SUMMARY_WIDTH)
+        self.assertEqual(readme_table.uncovered(spec), [])
+        # the instrument cannot judge a sleeper beside a build: never listed as a win
+        for line in lines:
+            if line.startswith("| sleeper"):
+                self.assertIn("not judged", line)
+
+    def test_the_defaults_changes_are_in_the_history_oldest_first(self):
+        changes = [c["commit"] for c in readme_table.load_rows()["defaults_changes"]]
+        for older, newer in zip(changes, changes[1:]):
+            res = subprocess.run(["git", "-C", self.REPO, "merge-base", "--is-ancestor", older, newer])
+            self.assertEqual(res.returncode, 0, f"{older} is not before {newer}")
 
     def test_check_fails_on_a_hand_edited_table_and_writing_restores_it(self):
         with tempfile.TemporaryDirectory() as d:
-            readme = os.path.join(d, "README.md")
-            committed = read(os.path.join(self.REPO, "README.md"))
+            doc = os.path.join(d, "measured.md")
+            committed = read(os.path.join(self.REPO, "docs", "measured.md"))
             begin = committed.index(readme_table.BEGIN)
             edited = committed[:begin] + committed[begin:].replace("| 10 each |", "| 20 each |", 1)
             self.assertNotEqual(edited, committed)
-            with open(readme, "w") as f:
+            with open(doc, "w") as f:
                 f.write(edited)
-            rc, text = self.run_table(readme=readme, check=True)
+            rc, text = self.run_table(readme=doc, check=True)
             self.assertEqual(rc, 1)
-            self.assertIn("differs from what the reports give", text)
-            self.assertIn("+| build-50", text)
-            self.assertEqual(read(readme), edited)  # --check never writes
-            # links are relative to the README's folder
-            rc, _ = self.run_table(readme=readme, results=os.path.join(self.REPO, "docs", "results"))
+            self.assertIn("differ from what the reports give", text)
+            self.assertIn("+| reqlat", text)
+            self.assertEqual(read(doc), edited)  # --check never writes
+            # links are relative to the file's folder
+            rc, _ = self.run_table(readme=doc, results=os.path.join(self.REPO, "docs", "results"))
             self.assertEqual(rc, 0)
-            rewritten = read(readme)
+            rewritten = read(doc)
             self.assertNotIn("| 20 each |", rewritten)
             outside = rewritten.split(readme_table.BEGIN)[0], rewritten.split(readme_table.END)[1]
             self.assertEqual(outside, (committed.split(readme_table.BEGIN)[0], committed.split(readme_table.END)[1]))
             # idempotent: a second run leaves the file as it is, byte for byte
-            rc, text = self.run_table(readme=readme)
-            self.assertEqual((rc, read(readme)), (0, rewritten))
+            rc, text = self.run_table(readme=doc)
+            self.assertEqual((rc, read(doc)), (0, rewritten))
             self.assertIn("already holds", text)
+
+    def test_check_fails_on_a_hand_edited_summary(self):
+        with tempfile.TemporaryDirectory() as d:
+            readme = os.path.join(d, "README.md")
+            committed = read(os.path.join(self.REPO, "README.md"))
+            begin = committed.index(readme_table.SUMMARY_BEGIN)
+            edited = committed[:begin] + committed[begin:].replace("**worse** in all", "level in all", 1)
+            self.assertNotEqual(edited, committed)
+            with open(readme, "w") as f:
+                f.write(edited)
+            rc, text = self.run_table(readme=readme, check=True)
+            self.assertEqual(rc, 1, text)
+            rc, _ = self.run_table(readme=readme)
+            self.assertEqual((rc, read(readme)), (0, committed))
 
     def test_cli_check_exit_status(self):
         bench = os.path.join(self.REPO, "bench", "bench")
@@ -1099,6 +1136,54 @@ class TestReadmeTable(unittest.TestCase):
                 self.assertIn(why, text)
                 self.assertEqual(read(readme), f"before\n{readme_table.BEGIN}\n{readme_table.END}\nafter\n")
                 shutil.rmtree(results)
+
+    def test_the_summary_counts_the_newest_defaults_with_enough_runs(self):
+        """The inclusion rule on synthetic boots: the 3-run boot has too few runs; of the others only those
+        whose scheduler predates the fewest changes of the defaults count, all of them; the peer is
+        compared with scx_vrq directly."""
+        rows = [{"report": "2026-01-01-four", "workload": "pipe", "metric": "usecs_per_op"},
+                {"report": "2026-01-03-old", "workload": "pipe", "metric": "usecs_per_op"},
+                {"report": "2026-01-02-three", "workload": "reqlat", "metric": "req_p99_us"}]
+        with tempfile.TemporaryDirectory() as d:
+            results, path, readme = self.synthetic(d, rows)
+            old = os.path.join(results, "2026-01-03-old")
+            os.makedirs(old)
+            write_run(old, {"pipe": {"eevdf": [{"usecs_per_op": v} for v in (10.0, 10.2, 10.4, 10.6)],
+                                     "vrq-llc": [{"usecs_per_op": v} for v in (12.0, 12.1, 12.2, 12.3)]}},
+                      {"pipe": "instructions"}, runs=4)
+            report.report(old)
+            with open(path) as f:
+                spec = json.load(f)
+            # real commits of this repository: 1f75093 follows c72a09c, 2377f65 precedes it
+            spec["reports"] = {"2026-01-01-four": {"scx_vrq": "1f75093"}, "2026-01-03-old": {"scx_vrq": "2377f65"},
+                               "2026-01-02-three": {"scx_vrq": "1f75093"}}
+            spec["defaults_changes"] = [{"commit": "c72a09c", "what": "--wake-credit 0"}]
+            spec["min_runs"] = 4
+            spec["summary"] = [{"label": "pipe", "workload": "pipe", "metric": "usecs_per_op",
+                                "instrument": "instructions"},
+                               {"label": "request p99", "workload": "reqlat", "metric": "req_p99_us",
+                                "instrument": "parallel"}]
+            with open(path, "w") as f:
+                json.dump(spec, f)
+            with open(readme, "a") as f:
+                f.write(f"{readme_table.SUMMARY_BEGIN}\n{readme_table.SUMMARY_END}\n")
+            rc, text = self.run_table(readme=readme, rows=path, results=results)
+            self.assertEqual(rc, 0, text)
+            got = read(readme)
+            pipe = next(line for line in got.splitlines() if line.startswith("| pipe | instr. |"))
+            self.assertRegex(pipe, r"^\| pipe \| instr\. \| 1 \| 0\.[0-9]{3} \[0\.[0-9]{3}, 0\.[0-9]{3}\] \| "
+                                   r"\*\*better\*\* \| bpfland 1\.[0-9]{3} \[1\.[0-9]{2}, 1\.[0-9]{2}\] \| 0 \|$")
+            self.assertIn("| request p99 | parallel | 0 | — | no boot of ≥ 4 runs each | — | — |", got)
+            # the table marks the counted row and how far each is from today's defaults
+            self.assertRegex(got, r"2026-01-01-four/report\.md\), scx_vrq 1f75093 \| 0, in the summary \|")
+            self.assertRegex(got, r"2026-01-03-old/report\.md\), scx_vrq 2377f65 \| 1 \|")
+            # a boot of the newest defaults left out of the row list is refused
+            spec["rows"] = spec["rows"][1:]
+            with open(path, "w") as f:
+                json.dump(spec, f)
+            rc, text = self.run_table(readme=readme, rows=path, results=results)
+            self.assertEqual(rc, 2, text)
+            self.assertIn("2026-01-01-four pipe usecs_per_op", text)
 
     def test_a_summary_that_disagrees_with_its_runs_is_refused(self):
         with tempfile.TemporaryDirectory() as d:

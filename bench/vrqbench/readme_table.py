@@ -1,4 +1,5 @@
-"""The README's results table, generated from committed bench reports (`bench readme-table`).
+"""The results table (docs/measured.md) and the README's results summary, generated from committed
+bench reports (`bench readme-table`).
 
 A committed list of rows (bench/readme-table-rows.json) names, for each row, a report folder under
 docs/results/, a workload, a metric (the workload's primary metric, one of its latency percentiles,
@@ -8,15 +9,22 @@ ratio with its interval and verdict, computed from the report's raw runs (result
 same code as the report itself (vrqbench/stats.py: compare), and checked against the report's
 summary.json wherever that holds the metric -- the instrument the report names in machine.json
 (clock, QEMU version, vCPUs), the number of runs, the goal the row is measured against (from the row
-list) and every peer of that report with its own ratio. The table is written between the markers
-below in README.md and nothing else in the file is touched; `--check` only compares, and exits 1
-when the README's table is not what the reports give (a hand-edited number, or a report regenerated
+list) and every peer of that report with its own ratio, and how many changes of the defaults the
+scheduler it measured predates (the row list's "defaults_changes", judged by git ancestry).
+
+The summary (one row per measure of the row list's "summary") applies the inclusion rule written in
+docs/measured.md ("The inclusion rule"): of the rows of that measure on its instrument whose runs are at
+least "min_runs" of each, those whose scheduler predates the fewest changes of the defaults; every such
+boot counts, none is picked. The table is written between its markers in docs/measured.md, the summary
+between its own in README.md, and nothing else in either file is touched; `--check` only compares, and
+exits 1 when a file is not what the reports give (a hand-edited number, or a report regenerated
 since)."""
 
 import difflib
 import json
 import os
 import re
+import subprocess
 
 from vrqbench import schedulers as schedmod
 from vrqbench.report import BASELINE
@@ -25,10 +33,16 @@ from vrqbench.workloads import WORKLOADS
 
 BEGIN = "<!-- results-table:begin -->"
 END = "<!-- results-table:end -->"
+SUMMARY_BEGIN = "<!-- results-summary:begin -->"
+SUMMARY_END = "<!-- results-summary:end -->"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(REPO, "docs", "results")
 ROWS = os.path.join(REPO, "bench", "readme-table-rows.json")
 README = os.path.join(REPO, "README.md")
+MEASURED = os.path.join(REPO, "docs", "measured.md")
+MIN_RUNS = 6  # the inclusion rule's runs of each, unless the row list says otherwise ("min_runs")
+SETUP = {"cpus": 2, "topology": "1:2:1"}  # the machine every summary boot ran on (the row list's "setup")
+SUMMARY_WIDTH = 120  # the longest line of the summary
 # how a metric is named in the table when the row does not name it
 METRIC_NAMES = {"wake_p50_us": "wake-up p50", "wake_p99_us": "wake-up p99", "wake_p999_us": "wake-up p99.9",
                 "req_p50_us": "request p50", "req_p99_us": "request p99", "req_p999_us": "request p99.9",
@@ -198,21 +212,141 @@ def _tally(c, higher):
     return c["verdict"] if c["verdict"] != NO_VERDICT else "n/a " + _side(c, higher)
 
 
-def build(spec, results=RESULTS, link_base=REPO):
+class _Defaults:
+    """Which of the row list's changes of the defaults ("defaults_changes", oldest first) a scheduler's
+    commit predates: a change is behind a commit when git finds it among the commit's ancestors."""
+
+    def __init__(self, spec, repo=REPO):
+        self.changes = [c["commit"] for c in spec.get("defaults_changes", [])]
+        self.repo = repo
+        self.cache = {}
+
+    def _behind(self, change, commit):
+        key = (change, commit)
+        if key not in self.cache:
+            try:
+                r = subprocess.run(["git", "-C", self.repo, "merge-base", "--is-ancestor", change, commit],
+                                   capture_output=True, text=True)
+            except OSError as e:
+                raise TableError(f"git: {e}")
+            if r.returncode not in (0, 1):
+                raise TableError(f"git cannot place {commit} against the change {change}: {r.stderr.strip()}")
+            self.cache[key] = r.returncode == 0
+        return self.cache[key]
+
+    def since(self, commit):
+        """The changes the commit predates (a list, oldest first); None when no commit is recorded."""
+        if not commit:
+            return None
+        return [c for c in self.changes if not self._behind(c, commit)]
+
+
+class _Reports:
+    """The reports the row list names, each read once, and each row's judgement."""
+
+    def __init__(self, spec, results):
+        self.spec, self.results, self.reports = spec, results, {}
+        self.defaults = _Defaults(spec)
+
+    def get(self, name):
+        if name not in self.reports:
+            self.reports[name] = _read_report(self.results, name)
+        return self.reports[name]
+
+    def built(self, name):
+        return self.spec.get("reports", {}).get(name, {}).get("scx_vrq")
+
+    def row(self, row):
+        """(report, higher, judgement) of one row."""
+        rep = self.get(row["report"])
+        higher = higher_is_better(row["workload"], row["metric"], row)
+        return rep, higher, judged(rep, row["workload"], row["metric"], row.get("scheduler", "vrq-llc"), higher)
+
+
+def setup_of(rep, workload):
+    """(instrument, vCPUs, topology, cgroup layout) of a report's workload: the machine it ran on."""
+    inst = rep["plan"].get("instruments", {}).get(workload)
+    m = rep["machine"].get("instruments", {}).get(inst, {}) if inst else {}
+    return inst, m.get("cpus"), m.get("topology"), rep["plan"].get("cgroups")
+
+
+def _measure_rows(spec, measure):
+    return [i for i, row in enumerate(spec["rows"])
+            if row["workload"] == measure["workload"] and row["metric"] == measure["metric"]
+            and row.get("scheduler", "vrq-llc") == "vrq-llc"]
+
+
+def summary_boots(spec, reps):
+    """For each measure of the summary: (measure, every row index of it on its setup with enough runs
+    as (index, report, judgement, changes since), the counted ones), by the inclusion rule."""
+    min_runs = spec.get("min_runs", MIN_RUNS)
+    setup = spec.get("setup", SETUP)
+    out = []
+    for measure in spec.get("summary", []):
+        want = (measure["instrument"], setup["cpus"], setup["topology"], None)
+        boots = []
+        for i in _measure_rows(spec, measure):
+            row = spec["rows"][i]
+            rep, higher, c = reps.row(row)
+            if setup_of(rep, row["workload"]) != want or min(c["runs"]) < min_runs:
+                continue
+            since = reps.defaults.since(reps.built(row["report"]))
+            if since is None:
+                raise TableError(f"{row['report']}: no scx_vrq commit recorded (the row list's \"reports\"), "
+                                 f"so the inclusion rule cannot place it")
+            boots.append((i, rep, c, since))
+        newest = min((len(b[3]) for b in boots), default=None)
+        out.append((measure, boots, [b for b in boots if len(b[3]) == newest]))
+    return out
+
+
+def uncovered(spec, results=RESULTS):
+    """The boots the inclusion rule would count that the row list leaves out: every report under
+    `results` that ran scx_vrq's defaults (vrq-llc) and EEVDF on a summary measure's workload, on its
+    instrument and setup, with at least min_runs ok runs of each, and has no row for that measure and
+    is not in the row list's "excluded". As (report, workload, metric), sorted."""
+    min_runs = spec.get("min_runs", MIN_RUNS)
+    setup = spec.get("setup", SETUP)
+    have = {(r["report"], r["workload"], r["metric"]) for r in spec["rows"]
+            if r.get("scheduler", "vrq-llc") == "vrq-llc"}
+    excluded = spec.get("excluded", {})
+    missing = []
+    for name in sorted(os.listdir(results)) if os.path.isdir(results) else []:
+        if name in excluded:
+            continue
+        try:
+            with open(os.path.join(results, name, "plan.json")) as f:
+                plan = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if not {BASELINE, "vrq-llc"} <= set(plan.get("schedulers", [])) or plan.get("runs", 0) < min_runs:
+            continue
+        wanted = [m for m in spec.get("summary", []) if m["workload"] in plan.get("workloads", [])
+                  and (name, m["workload"], m["metric"]) not in have]
+        if not wanted:
+            continue
+        rep = _read_report(results, name)
+        for m in wanted:
+            if setup_of(rep, m["workload"]) != (m["instrument"], setup["cpus"], setup["topology"], None):
+                continue
+            base, vals = (runs_of(rep, m["workload"], s, m["metric"]) for s in (BASELINE, "vrq-llc"))
+            if min(len(base), len(vals)) >= min_runs:
+                missing.append((name, m["workload"], m["metric"]))
+    return missing
+
+
+def build(spec, results=RESULTS, link_base=REPO, reps=None):
     """The table's markdown (without the markers) for the row list `spec`; report links relative to
-    `link_base` (the README's folder)."""
-    reports = {}
-    lines = ["| measure | instrument | runs | scx_vrq ÷ EEVDF [interval] | verdict | goal | peers ÷ EEVDF | report |",
-             "|---|---|---|---|---|---|---|---|"]
+    `link_base` (the folder of the file it goes into)."""
+    reps = reps or _Reports(spec, results)
+    counted = {b[0] for _, _, cs in summary_boots(spec, reps) for b in cs}
+    lines = ["| measure | instrument | runs | scx_vrq ÷ EEVDF [interval] | verdict | goal | peers ÷ EEVDF | report "
+             "| defaults changed since |",
+             "|---|---|---|---|---|---|---|---|---|"]
     tally = {}
-    for row in spec["rows"]:
+    for i, row in enumerate(spec["rows"]):
         name, w, metric = row["report"], row["workload"], row["metric"]
-        sched = row.get("scheduler", "vrq-llc")
-        if name not in reports:
-            reports[name] = _read_report(results, name)
-        rep = reports[name]
-        higher = higher_is_better(w, metric, row)
-        c = judged(rep, w, metric, sched, higher)
+        rep, higher, c = reps.row(row)
         k = _tally(c, higher)
         tally[k] = tally.get(k, 0) + 1
         m, n = c["runs"]
@@ -223,11 +357,15 @@ def build(spec, results=RESULTS, link_base=REPO):
             peers.append(f"{p} {pc['ratio']:.2f}")
         label = row.get("label") or f"{w} {METRIC_NAMES.get(metric, metric)}"
         label += f" ({'higher' if higher else 'lower'} is better)"
-        built = spec.get("reports", {}).get(name, {}).get("scx_vrq")
-        link = os.path.relpath(os.path.join(results, name, "report.md"), link_base)
+        built = reps.built(name)
+        since = reps.defaults.since(built) if reps.defaults.changes else None
+        since_text = "—" if since is None else str(len(since))
+        if i in counted:
+            since_text += ", in the summary"
+        link = os.path.relpath(os.path.join(reps.results, name, "report.md"), link_base)
         lines.append(f"| {label} | {instrument_text(rep, w)} | {runs} | {fmt_interval(c)} | {reading(c, higher)} | "
                      f"{row.get('goal', '—')} | {', '.join(peers) or 'none in this report'} | "
-                     f"[{name}]({link})" + (f", scx_vrq {built}" if built else "") + " |")
+                     f"[{name}]({link})" + (f", scx_vrq {built}" if built else "") + f" | {since_text} |")
     t = {k: tally.get(k, 0) for k in ("better", "worse", "level", "n/a better", "n/a worse", "n/a overlap")}
     lines += ["", f"{len(spec['rows'])} rows. Verdicts (95% interval): {t['better']} better, {t['worse']} worse, "
                   f"{t['level']} level. Too few runs for a verdict (n/a): "
@@ -237,39 +375,134 @@ def build(spec, results=RESULTS, link_base=REPO):
     return "\n".join(lines) + "\n"
 
 
-def splice(text, table):
-    """README text with everything between the markers replaced by `table`."""
-    b, e = text.find(BEGIN), text.find(END)
-    if b < 0 or e < 0 or e < b or text.count(BEGIN) != 1 or text.count(END) != 1:
-        raise TableError(f"the README needs exactly one {BEGIN} and one {END}, in that order")
-    return text[:b + len(BEGIN)] + "\n" + table + text[e:]
+def _span(cs):
+    """`0.477 [0.467, 0.491]` for one judgement; for several `0.455–0.477 [0.439, 0.491]`: the range of
+    their ratios and, in brackets, the span of their intervals (the lowest bound to the highest)."""
+    if len(cs) == 1:
+        c = cs[0]
+        return f"{c['ratio']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]"
+    lo, hi = min(c["ratio"] for c in cs), max(c["ratio"] for c in cs)
+    return (f"{lo:.3f}–{hi:.3f} [{min(c['ci'][0] for c in cs):.3f}, {max(c['ci'][1] for c in cs):.3f}]")
 
 
-def run(readme=README, rows=ROWS, results=RESULTS, check=False, out=print):
-    """Write the table into `readme` (or with `check` only compare). Returns the exit status: 0 when
-    the README holds (or now holds) what the reports give, 1 when --check found it differs, 2 on a
-    row the reports cannot give or a README without its markers."""
+def _verdicts(cs):
+    """The boots' verdicts: `**better**` for one boot, `**better** in all` for several that agree, `mixed: 2
+    worse, 1 level` where they do not."""
+    counts = {}
+    for c in cs:
+        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    if len(counts) == 1:
+        v = next(iter(counts))
+        return (f"**{v}**" if v in ("better", "worse") else v) + (" in all" if len(cs) > 1 else "")
+    order = ("better", "worse", "level")
+    return "mixed: " + ", ".join(f"{counts[v]} {v}" for v in order if v in counts)
+
+
+def _best_peer(boots, measure, higher):
+    """The peer that did best against scx_vrq directly in the counted boots: `cosmos 0.867 [0.80, 0.97]`
+    (the peer's runs ÷ scx_vrq's, Hodges-Lehmann ratio and 95% interval); `—` when no peer ran in them."""
+    best = None
+    for _, rep, _, _ in boots:
+        w, metric = measure["workload"], measure["metric"]
+        for p in peers_of(rep):
+            c = compare(runs_of(rep, w, "vrq-llc", metric), runs_of(rep, w, p, metric), higher)
+            if c["ratio"] is None:
+                continue
+            if best is None or (c["ratio"] > best[1]["ratio"] if higher else c["ratio"] < best[1]["ratio"]):
+                best = (p, c)
+    if best is None:
+        return "—"
+    p, c = best
+    ci = f" [{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]" if c["ci"] else ""
+    return f"{p} {c['ratio']:.3f}{ci}"
+
+
+def summary(spec, results=RESULTS, reps=None):
+    """The README's summary (without the markers): one row per measure of the row list's "summary"."""
+    reps = reps or _Reports(spec, results)
+    min_runs = spec.get("min_runs", MIN_RUNS)
+    lines = ["| measure | instrument | boots | scx_vrq ÷ EEVDF [interval] | verdict | best peer ÷ scx_vrq | since |",
+             "|---|---|---|---|---|---|---|"]
+    for measure, boots, counted in summary_boots(spec, reps):
+        higher = higher_is_better(measure["workload"], measure["metric"], measure)
+        name = measure["label"]
+        inst = {"instructions": "instr.", "parallel": "parallel"}.get(measure["instrument"], measure["instrument"])
+        if not counted:
+            line = f"| {name} | {inst} | 0 | — | no boot of ≥ {min_runs} runs each | — | — |"
+        else:
+            cs = [b[2] for b in counted]
+            verdict = measure.get("verdict") or _verdicts(cs)
+            line = (f"| {name} | {inst} | {len(counted)} | {_span(cs)} | {verdict} | "
+                    f"{_best_peer(counted, measure, higher)} | {len(counted[0][3])} |")
+        if len(line) > SUMMARY_WIDTH:
+            raise TableError(f"the summary's row for {measure['label']} is {len(line)} characters, more than "
+                             f"{SUMMARY_WIDTH}: shorten its label")
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def splice(text, table, begin=BEGIN, end=END):
+    """Text with everything between the markers replaced by `table`."""
+    b, e = text.find(begin), text.find(end)
+    if b < 0 or e < 0 or e < b or text.count(begin) != 1 or text.count(end) != 1:
+        raise TableError(f"the file needs exactly one {begin} and one {end}, in that order")
+    return text[:b + len(begin)] + "\n" + table + text[e:]
+
+
+def _targets(readme, measured):
+    """(file, the marker pairs it must hold): the repository's README holds the summary and
+    docs/measured.md the table; any other file given holds whichever pairs it has."""
+    if measured is None and os.path.abspath(readme) == README:
+        return [(readme, "summary"), (MEASURED, "table")]
+    files = [(readme, None)] + ([(measured, None)] if measured else [])
+    return files
+
+
+def run(readme=README, rows=ROWS, results=RESULTS, check=False, out=print, measured=None):
+    """Write the summary into the README and the table into docs/measured.md (or into whichever of the
+    two marker pairs a given `readme` holds), or with `check` only compare. Returns the exit status: 0
+    when the files hold (or now hold) what the reports give, 1 when --check found one differs, 2 on a
+    row the reports cannot give or a file without its markers."""
+    changed = []
     try:
-        table = build(load_rows(rows), results, os.path.dirname(os.path.abspath(readme)))
-        with open(readme) as f:
-            text = f.read()
-        new = splice(text, table)
+        spec = load_rows(rows)
+        left_out = uncovered(spec, results)
+        if left_out:
+            raise TableError("the inclusion rule counts boots the row list leaves out (add their rows, or the "
+                             "report to \"excluded\" with its reason): "
+                             + "; ".join(f"{n} {w} {m}" for n, w, m in left_out))
+        reps = _Reports(spec, results)
+        for path, kind in _targets(readme, measured):
+            with open(path) as f:
+                text = f.read()
+            new = text
+            kinds = [kind] if kind else [k for k, b in (("table", BEGIN), ("summary", SUMMARY_BEGIN)) if b in text]
+            if not kinds:
+                raise TableError(f"{path} holds neither {BEGIN} nor {SUMMARY_BEGIN}")
+            for k in kinds:
+                if k == "table":
+                    new = splice(new, build(spec, results, os.path.dirname(os.path.abspath(path)), reps))
+                else:
+                    new = splice(new, summary(spec, results, reps), SUMMARY_BEGIN, SUMMARY_END)
+            changed.append((path, text, new))
     except (TableError, OSError, ValueError) as e:
         out(f"bench: readme-table: {e}")
         return 2
-    if check:
-        if new == text:
-            out(f"bench: readme-table: {readme} holds the table the reports give")
-            return 0
-        out(f"bench: readme-table: {readme}'s results table differs from what the reports give "
-            f"(bench/bench readme-table rewrites it):")
-        out("".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True), "README (committed)",
-                                         "README (from the reports)", n=0)).rstrip("\n"))
-        return 1
-    if new != text:
-        with open(readme, "w") as f:
-            f.write(new)
-        out(f"bench: readme-table: {readme} rewritten between its markers")
-    else:
-        out(f"bench: readme-table: {readme} already holds the table the reports give")
-    return 0
+    rc = 0
+    for path, text, new in changed:
+        if check:
+            if new == text:
+                out(f"bench: readme-table: {path} holds what the reports give")
+                continue
+            out(f"bench: readme-table: {path}'s results differ from what the reports give "
+                f"(bench/bench readme-table rewrites them):")
+            out("".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True), f"{path} (committed)",
+                                             f"{path} (from the reports)", n=0)).rstrip("\n"))
+            rc = 1
+        elif new != text:
+            with open(path, "w") as f:
+                f.write(new)
+            out(f"bench: readme-table: {path} rewritten between its markers")
+        else:
+            out(f"bench: readme-table: {path} already holds what the reports give")
+    return rc
