@@ -111,6 +111,8 @@ impl QueueMode {
 /// deadline runs first. A waking task preempts the CPU running the latest deadline if its own is
 /// earlier. SCHED_IDLE tasks run only when no normal task waits (bounded by --idle-bound-ms);
 /// SCHED_BATCH tasks never preempt. Needs root and a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).
+///
+/// An on/off knob alone turns it on; `--knob=true|false` or `--knob true|false` sets it either way.
 #[derive(Debug, Parser)]
 #[command(version = None, disable_version_flag = true)]
 pub struct Opts {
@@ -124,17 +126,17 @@ pub struct Opts {
     pub queue: QueueMode,
 
     /// Time slice every task gets, in ms (BFS rr_interval, 1-1000). Nice changes only the deadline.
-    #[arg(long, value_name = "MS", default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000), help_heading = DEADLINES)]
+    #[arg(long, value_name = "MS", default_value_t = 6, value_parser = u64_in(1..=1000), help_heading = DEADLINES)]
     pub rr_interval_ms: u64,
 
     /// Longest round of one queue, in ms (10-5000): while queued tasks per CPU x rr_interval would
     /// exceed it, the slice shrinks to fit (never below --min-slice-us), so thousands of runnable
     /// tasks cannot hold one another past the sched_ext watchdog.
-    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=5000), help_heading = DEADLINES)]
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = u64_in(10..=5000), help_heading = DEADLINES)]
     pub max_round_ms: u64,
 
     /// Shortest slice when a queue is long, in µs (50-100000; at most rr_interval).
-    #[arg(long, value_name = "US", default_value_t = 250, value_parser = clap::value_parser!(u64).range(50..=100_000), help_heading = DEADLINES)]
+    #[arg(long, value_name = "US", default_value_t = 250, value_parser = u64_in(50..=100_000), help_heading = DEADLINES)]
     pub min_slice_us: u64,
 
     /// Target latency, in ms (0-1000; 0 turns it off): while latency waiters (woken tasks, and short
@@ -145,13 +147,13 @@ pub struct Opts {
     /// (target / floor per CPU), turns grow back toward rr_interval: hundreds of latency waiters are the
     /// load itself, not tasks held up behind it. Other tasks queued again after their turn (CPU hogs) do
     /// not speed it up. Deadline offsets stay rr_interval's in clock time, so nice keeps its share.
-    #[arg(long, value_name = "MS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=1000), help_heading = LATENCY)]
+    #[arg(long, value_name = "MS", default_value_t = 2, value_parser = u64_in(0..=1000), help_heading = LATENCY)]
     pub target_latency_ms: u64,
 
     /// Shortest turn the target latency gives, in µs (50-100000; at most rr_interval): however many
     /// latency waiters wait, a turn is never cut shorter than this (CFS's min_granularity beside its
     /// latency target).
-    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=100_000), help_heading = LATENCY)]
+    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = u64_in(50..=100_000), help_heading = LATENCY)]
     pub target_floor_us: u64,
 
     /// Short runners, in µs (0-1000000; 0 turns it off): with a target latency, a task queued again
@@ -159,7 +161,7 @@ pub struct Opts {
     /// it runs less than this between sleeps (on average, and in the run under way). A run also ends when a task it
     /// woke preempts it: a request queue's worker, handed its next request, waits as one held up, and
     /// turns shorten for it. CPU hogs (a build's compilers) pass it in their first turn and never count.
-    #[arg(long, value_name = "US", default_value_t = 6000, value_parser = clap::value_parser!(u64).range(0..=1_000_000), help_heading = LATENCY)]
+    #[arg(long, value_name = "US", default_value_t = 6000, value_parser = u64_in(0..=1_000_000), help_heading = LATENCY)]
     pub short_run_us: u64,
 
     /// Renew a short runner's slice (true or false; needs --short-run-us): when a short runner's run
@@ -185,8 +187,8 @@ pub struct Opts {
     /// the offset, so a task that sleeps often runs ahead of the CPU hogs queued since they renewed
     /// their slices, instead of waiting for their slices to end. It keeps the rest of its slice, so
     /// the credit lasts one slice of CPU per deadline offset: CPU shares by nice do not change. Off by
-    /// default since 2026-11-26: it places the same wake-ups as --under-share-first and, beside it,
-    /// earned nothing on any load measured at any setting (0-100) while costing pipe 0.7%.
+    /// default: it places the same wake-ups as --under-share-first, and beside it gained nothing on
+    /// the loads measured while costing a little pipe throughput.
     #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100), help_heading = LATENCY)]
     pub wake_credit: u32,
 
@@ -224,7 +226,7 @@ pub struct Opts {
 
     /// Longest a SCHED_IDLE task waits behind normal tasks before it runs once anyway, in ms
     /// (100-5000; stays well below the 10 s sched_ext watchdog).
-    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=5000), help_heading = DEADLINES)]
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = u64_in(100..=5000), help_heading = DEADLINES)]
     pub idle_bound_ms: u64,
 
     /// What sched_yield() does (BFS yield_type): 0 nothing; 1 give up the CPU only to a task with an
@@ -245,9 +247,10 @@ pub struct Opts {
     #[arg(long, value_name = "MODE", value_enum, default_value_t = GroupMode::Session, help_heading = GROUPS)]
     pub group_accounting: GroupMode,
 
-    /// Fork-depth penalty (from BFS's group-accounting experiment): a task's deadline offset is multiplied by how many forks it is
-    /// below init, so deep process trees (a build's compilers) yield to shallow ones.
-    #[arg(long, help_heading = GROUPS)]
+    /// Fork-depth penalty (true or false; from BFS's group-accounting experiment): a task's deadline
+    /// offset is multiplied by how many forks it is below init, so deep process trees (a build's
+    /// compilers) yield to shallow ones.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = GROUPS)]
     pub fork_depth_penalty: bool,
 
     /// Frequency-aware CPU selection (VRQ's best_mask_cpu order): a CPU running below PCT% of its maximum performance
@@ -260,16 +263,16 @@ pub struct Opts {
     /// a frequency-scaled one is placed on the waker's fast CPU, and an idle CPU is woken for it only
     /// if it has not run within US µs, checked on the waker's scheduler tick (so in effect at least one tick).
     /// 0-10000; 0 turns it off; needs --freq-threshold (50 is the original proposal's default).
-    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000), help_heading = PLACEMENT)]
+    #[arg(long, value_name = "US", default_value_t = 0, value_parser = u64_in(0..=10_000), help_heading = PLACEMENT)]
     pub migration_delay_us: u64,
 
-    /// Sticky tasks (BFS): a task descheduled while still runnable (preempted, or out of slice) is
+    /// Sticky tasks (true or false; BFS): a task descheduled while still runnable (preempted, or out of slice) is
     /// sticky to its CPU, unless it is a short runner (--short-run-us). To CPUs of other queues its
     /// deadline counts as later by the nice-19 offset, so they take it only when they have nothing
     /// better or it evens out the queues; to the other CPUs of its own queue, later by one
     /// --rr-interval-ms, so a task stopped mid-work goes on where it started unless it would wait a
     /// slice longer. Woken tasks are never sticky.
-    #[arg(long, help_heading = PLACEMENT)]
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = PLACEMENT)]
     pub sticky: bool,
 
     /// Stay behind a kernel thread (true or false): a task preempted by a kernel thread bound to its
@@ -326,7 +329,7 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cmd = Opts::command();
+    let cmd = command();
     let mut matches = cmd.clone().try_get_matches_from(&args)?;
     let profile = Opts::from_arg_matches(&matches)?.profile;
     // The profile's flags that the command line does not give itself go before its own: a flag given
@@ -351,9 +354,34 @@ where
     Ok(opts)
 }
 
+/// The command line as scx_vrq parses it, and as its man page, completions and README tables show it:
+/// the derived definition with the conventions every flag of a kind shares applied here, once, so a
+/// knob added later follows them too.
+/// - On/off knobs (bool, `ArgAction::Set`) take `--sticky`, `--sticky=false` and `--sticky false`.
+///   The sched_ext project's schedulers turn a feature on by the flag alone (`--local-kthreads`),
+///   and scx_layered's on/off options that can go either way take `--flag[=true|false]`
+///   (`num_args = 0..=1`, true when no value is given); both forms work here, for every knob, and the
+///   value as a separate word stays accepted for the scripts and unit files that pass it so.
+/// - Negative numbers reach the value parsers, which refuse them by their range (u64_in), instead of
+///   being taken for unknown flags.
+pub fn command() -> clap::Command {
+    Opts::command().allow_negative_numbers(true).mut_args(|a| {
+        let on_off = matches!(a.get_action(), clap::ArgAction::Set)
+            && a.get_value_parser().type_id() == clap::builder::ValueParser::bool().type_id()
+            && a.get_help_heading().is_some_and(|h| KNOB_HEADINGS.contains(&h));
+        if on_off { a.num_args(0..=1).default_missing_value("true") } else { a }
+    })
+}
+
+/// A u64 flag's parser with its range: parsed as i64 first, so a negative number is refused by the
+/// range ("-1 is not in 1..=1000") rather than as "invalid digit".
+pub fn u64_in(range: std::ops::RangeInclusive<i64>) -> clap::builder::RangedI64ValueParser<u64> {
+    clap::builder::RangedI64ValueParser::new().range(range)
+}
+
 /// The scheduling knobs (the flags under KNOB_HEADINGS), in --help's order.
 pub fn knob_args() -> Vec<clap::Arg> {
-    let mut cmd = Opts::command();
+    let mut cmd = command();
     cmd.build(); // settles what the derive left implicit (how many values each flag takes)
     cmd.get_arguments().filter(|a| a.get_help_heading().is_some_and(|h| KNOB_HEADINGS.contains(&h))).cloned().collect()
 }
@@ -371,115 +399,6 @@ pub fn knob_values(m: &ArgMatches) -> Vec<(String, String)> {
             (a.get_long().unwrap_or(id).to_string(), value)
         })
         .collect()
-}
-
-/// The README's markers around its knob tables (scx_vrq-gen-docs --readme writes between them, a
-/// Rust test compares what is between them).
-#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
-pub const KNOB_TABLES_BEGIN: &str = "<!-- knob-tables:begin -->\n";
-#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
-pub const KNOB_TABLES_END: &str = "<!-- knob-tables:end -->";
-
-/// Where each knob's default was measured, for the README's knob table (a flag's long name, then
-/// markdown). A knob that is on by default or changes a default is listed with the committed report
-/// that shows its effect.
-#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
-pub const MEASURED: &[(&str, &str)] = &[
-    (
-        "queue",
-        "global, llc, cpu on 2 LLCs of 1 CPU (latency only) at 4be6eb8 (2026-11-26): [2026-11-26-queue-2llc](docs/results/2026-11-26-queue-2llc/report.md); throughput on 2 LLCs at 5684660 (2026-11-22, no report): [measured.md](docs/measured.md#queues-placement-and-the-optional-mechanisms)",
-    ),
-    (
-        "target-latency-ms",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 4.25x the defaults', requests/s 1.9% more off; the hog beside a build level: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
-    ),
-    (
-        "short-run-us",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.14x the defaults', requests/s 1.7% more off; the hog beside a build off 0.70x the defaults' rate: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
-    ),
-    (
-        "short-run-renew",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); a trade: requests/s 0.5% and request p99 2.5% for wake-up p99 16%",
-    ),
-    (
-        "under-share-first",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md), [2026-11-26-wake-credit](docs/results/2026-11-26-wake-credit/report.md), [2026-11-26-credit-share](docs/results/2026-11-26-credit-share/report.md); one vCPU at cd70982: [2026-11-25-one-vcpu-latency](docs/results/2026-11-25-one-vcpu-latency/report.md)",
-    ),
-    (
-        "wake-credit",
-        "0, 25, 50, 75, 100 at 4be6eb8 (2026-11-26): [2026-11-26-wake-credit](docs/results/2026-11-26-wake-credit/report.md), [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md), [2026-11-26-credit-share](docs/results/2026-11-26-credit-share/report.md)",
-    ),
-    (
-        "sync-handoff",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); pipe off 1.34x the defaults'",
-    ),
-    (
-        "vfork-handoff",
-        "on with --stay-behind-kthread against both off (2026-11-27, 6452b17's scheduler as the base: `bench run --base-binary`) on the four builds: [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md) (build-50 0.81x the base's time, 1.061 [0.948, 1.149] of EEVDF's against the base's 1.306; build-100 0.94x; build-150 and beside SCHED_IDLE burners level); the cause traced in [2026-11-27-build50-trace](docs/results/2026-11-27-build50-trace/README.md); on the latency loads [2026-11-27-compilers-stay-latency](docs/results/2026-11-27-compilers-stay-latency/report.md): a frame thread's wake-up p99 beside a fork storm 2.5x the base's (2,161 us against 877; EEVDF 1,418; frame p99 level, no late frame), requests/s at 50 us x 2 workers per CPU 0.5% lower, the rest level. That wake-up tail was the exec rule reading a timer's interrupt during any child's exec as the child's wake-up of its parent; mended in 31b7959: [2026-11-27-exec-rule-interrupts](docs/results/2026-11-27-exec-rule-interrupts/vs-base.md) (wake-up p99 0.564x the first form's, level with EEVDF's)",
-    ),
-    (
-        "preempt-local",
-        "on against off at 4be6eb8 (2026-11-26): [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md); reqlat wake-up p99 off 2.67x the defaults'; the hog beside a build level: [2026-11-26-latency-rules-hog](docs/results/2026-11-26-latency-rules-hog/report.md)",
-    ),
-    (
-        "handoff-slice",
-        "on against off (2026-11-27, f8e1551's scheduler) on the whole request/worker surface, schbench, the four builds and the four frame loads: [2026-11-27-handoff-slice](docs/results/2026-11-27-handoff-slice/report.md), [2026-11-27-handoff-surface-long](docs/results/2026-11-27-handoff-surface-long/report.md), [2026-11-27-handoff-surface-short](docs/results/2026-11-27-handoff-surface-short/report.md), [2026-11-27-handoff-schbench-w2](docs/results/2026-11-27-handoff-schbench-w2/report.md), [2026-11-27-handoff-builds](docs/results/2026-11-27-handoff-builds/report.md), [2026-11-27-handoff-frames](docs/results/2026-11-27-handoff-frames/report.md) (wake-up p99 <= 0.5x EEVDF's at 13 of 27 points against 1 of 26 with it off, every 10 and 100 ms point with 2 or 4 workers per CPU at 0.003-0.11x; request p99 at 10 ms x 4 workers per CPU 1.07-1.09x off's; builds, frame p99 and the 50 us and 1 ms points level; late frames beside a build 10 against 3 in 4 runs)",
-    ),
-    (
-        "stay-behind-kthread",
-        "with --vfork-handoff, against both off (2026-11-27): [2026-11-27-compilers-stay-builds](docs/results/2026-11-27-compilers-stay-builds/report.md), and [2026-11-27-compilers-stay-latency](docs/results/2026-11-27-compilers-stay-latency/report.md), as for --vfork-handoff; in the guest the two together took a build's compilers from 3 CPU changes per build to 0 (scheduler suite, feature build)",
-    ),
-    (
-        "group-accounting",
-        "session against off at 4be6eb8 (2026-11-26): [2026-11-26-group-hog](docs/results/2026-11-26-group-hog/report.md) (the hog beside a build off 0.58x the defaults' rate), [2026-11-26-mechanisms](docs/results/2026-11-26-mechanisms/report.md) (pipe 5.9% faster off); hackbench at 1e291d8: [2026-11-24-group-hackbench](docs/results/2026-11-24-group-hackbench/report.md); cgroup against session under systemd's layout at 36e44b5 (2026-11-26): [2026-11-26-cgroup-default-parallel](docs/results/2026-11-26-cgroup-default-parallel/report.md) (builds level), [2026-11-26-cgroup-default-instructions](docs/results/2026-11-26-cgroup-default-instructions/report.md) (pipe 1.13x session's), [2026-11-26-cgroup-alone](docs/results/2026-11-26-cgroup-alone/report.md) (hackbench level since 6cbacf6)",
-    ),
-];
-
-#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
-fn markdown_cell(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
-}
-
-/// The README's knob tables, one per --help section of knobs, made from the flags' definitions: flag,
-/// default, what --help says, and where it was measured (MEASURED).
-#[cfg_attr(not(test), allow(dead_code))] // README knob tables: scx_vrq-gen-docs and the tests use it, the scheduler not
-pub fn knob_table_markdown() -> String {
-    let args = knob_args();
-    let mut out = String::new();
-    for heading in KNOB_HEADINGS {
-        out.push_str(&format!(
-            "**{heading}**\n\n| flag | default | what it does (`--help`) | measured |\n|---|---|---|---|\n"
-        ));
-        for a in args.iter().filter(|a| a.get_help_heading() == Some(heading)) {
-            let long = a.get_long().unwrap_or_default();
-            let takes_value = a.get_num_args().is_some_and(|n| n.takes_values());
-            let flag = match a.get_value_names() {
-                Some(names) if takes_value => format!("`--{long} {}`", names[0]),
-                _ if takes_value => format!("`--{long} {}`", a.get_id().as_str().to_uppercase()),
-                _ => format!("`--{long}`"),
-            };
-            let default =
-                a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect::<Vec<_>>().join(",");
-            let default = if takes_value { format!("`{default}`") } else { "off".into() };
-            let mut help = a.get_long_help().or(a.get_help()).map(|h| h.to_string()).unwrap_or_default();
-            let values: Vec<_> = a.get_possible_values().into_iter().filter(|v| !v.is_hide_set()).collect();
-            if !values.is_empty() && a.get_value_parser().type_id() != clap::builder::ValueParser::bool().type_id() {
-                let each = values
-                    .iter()
-                    .map(|v| match v.get_help() {
-                        Some(h) => format!("`{}`: {}", v.get_name(), h),
-                        None => format!("`{}`", v.get_name()),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                help = format!("{help}. Values: {each}");
-            }
-            let measured = MEASURED.iter().find(|(f, _)| *f == long).map(|(_, m)| *m).unwrap_or("");
-            out.push_str(&format!("| {flag} | {default} | {} | {measured} |\n", markdown_cell(&help)));
-        }
-        out.push('\n');
-    }
-    out
 }
 
 pub fn parse_interval(s: &str) -> std::result::Result<f64, String> {

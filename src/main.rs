@@ -18,8 +18,9 @@ mod verifier;
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering;
+use std::sync::Condvar;
+use std::sync::Mutex;
+use std::sync::MutexGuard;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -28,7 +29,8 @@ use anyhow::bail;
 use cli::GroupMode;
 use cli::Opts;
 use cli::QueueMode;
-use crossbeam::channel::TryRecvError;
+use crossbeam::channel::Receiver;
+use crossbeam::channel::Sender;
 use libbpf_rs::MapCore;
 use libbpf_rs::MapFlags;
 use libbpf_rs::OpenObject;
@@ -54,6 +56,132 @@ const MAX_CPUS: usize = bpf_intf::vrq_consts_VRQ_MAX_CPUS as usize;
 /// sched_ext's watchdog for this scheduler (ops.timeout_ms, defined in intf.h): a runnable task that
 /// waits longer than this ejects the scheduler, so every wait bound must stay below it.
 const WATCHDOG_MS: u64 = bpf_intf::vrq_consts_VRQ_WATCHDOG_MS as u64;
+/// How often the loader looks whether the kernel ejected or unloaded the BPF scheduler. sched_ext
+/// tells user space nothing when it does: it records why in the scheduler's exit info, in BPF memory
+/// (uei), and the struct_ops link stays attached (sched_ext's registration ignores the link, so
+/// polling the link's fd never reports a hang-up). Signals and statistics requests wake the loader at
+/// once; only the exit needs a look, once a second as the sched_ext project's schedulers do.
+const EXIT_CHECK: Duration = Duration::from_secs(1);
+
+/// The build, as `--version` and the statistics give it: the crate's version, the git commit it was
+/// built from and "-dirty" if its sources differed from that commit (build.rs), then the target --
+/// the form of the sched_ext project's schedulers (scx_utils::build_id), e.g.
+/// "0.1.0-g0123456789-dirty x86_64-unknown-linux-gnu". Outside a git checkout, the version alone.
+pub fn build_version() -> String {
+    let semver =
+        version_with_commit(env!("CARGO_PKG_VERSION"), env!("VRQ_GIT_COMMIT"), !env!("VRQ_GIT_DIRTY").is_empty());
+    build_id::full_version(&semver)
+}
+
+fn version_with_commit(semver: &str, commit: &str, dirty: bool) -> String {
+    match (commit.is_empty(), dirty) {
+        (true, _) => semver.to_string(),
+        (false, false) => format!("{semver}-g{commit}"),
+        (false, true) => format!("{semver}-g{commit}-dirty"),
+    }
+}
+
+/// What the loader's waits wake on: SIGINT/SIGTERM (`shutdown`) and statistics requests (counted by
+/// a relay thread, StatsRelay). A std Mutex and Condvar -- a futex wait, woken by the event itself --
+/// rather than crossbeam's channel waits, whose backoff spins before it blocks (see Scheduler::run).
+#[derive(Default)]
+struct Events {
+    state: Mutex<EventState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct EventState {
+    shutdown: bool,
+    requests: u64,
+}
+
+impl Events {
+    fn lock(&self) -> MutexGuard<'_, EventState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut EventState)) {
+        f(&mut self.lock());
+        self.changed.notify_all();
+    }
+}
+
+/// SIGINT and SIGTERM as every wait of the loader sees them: a wait ends at once when one arrives.
+#[derive(Clone, Default)]
+pub struct Shutdown {
+    events: Arc<Events>,
+}
+
+impl Shutdown {
+    /// A Shutdown fired by SIGINT and SIGTERM (ctrlc runs the handler in a thread of its own).
+    fn on_signals() -> Result<Self> {
+        let shutdown = Self::default();
+        let fire = shutdown.clone();
+        ctrlc::set_handler(move || fire.fire()).context("installing the SIGINT/SIGTERM handler")?;
+        Ok(shutdown)
+    }
+
+    pub fn fire(&self) {
+        self.events.update(|s| s.shutdown = true);
+    }
+
+    pub fn requested(&self) -> bool {
+        self.events.lock().shutdown
+    }
+
+    /// Sleep up to `d`, ending at once on shutdown; true if not shut down.
+    pub fn sleep(&self, d: Duration) -> bool {
+        let guard = self.events.lock();
+        let (guard, _) =
+            self.events.changed.wait_timeout_while(guard, d, |s| !s.shutdown).unwrap_or_else(|e| e.into_inner());
+        !guard.shutdown
+    }
+}
+
+/// Carry the statistics server's requests (a crossbeam channel) into Events. The thread blocks in the
+/// channel's recv with no timeout, so it runs only when a request comes; it ends when the server, and
+/// with it the channel, is dropped.
+fn start_stats_relay(requests: Receiver<()>, events: Arc<Events>) -> Result<()> {
+    std::thread::Builder::new()
+        .name("stats-relay".into())
+        .spawn(move || {
+            while requests.recv().is_ok() {
+                events.update(|s| s.requests += 1);
+            }
+        })
+        .context("starting the statistics relay thread")?;
+    Ok(())
+}
+
+/// Answer statistics requests until `exited` or a shutdown. `exited` is looked at every `exit_check`
+/// and after each request; in between the thread sleeps, woken only by a request or a signal.
+fn serve_stats<M>(
+    events: &Events,
+    replies: &Sender<M>,
+    exit_check: Duration,
+    mut exited: impl FnMut() -> bool,
+    mut metrics: impl FnMut() -> M,
+) -> Result<()> {
+    events.lock().requests = 0;
+    while !exited() {
+        let requests = {
+            let guard = events.lock();
+            let (mut guard, _) = events
+                .changed
+                .wait_timeout_while(guard, exit_check, |s| !s.shutdown && s.requests == 0)
+                .unwrap_or_else(|e| e.into_inner());
+            if guard.shutdown {
+                break;
+            }
+            std::mem::take(&mut guard.requests)
+        };
+        for _ in 0..requests {
+            replies.send(metrics()).map_err(|_| anyhow::anyhow!("the statistics server stopped"))?;
+        }
+    }
+    Ok(())
+}
 
 impl GroupMode {
     fn bpf_value(self) -> u32 {
@@ -197,7 +325,7 @@ impl<'a> Scheduler<'a> {
         info!(
             "{} {} on Linux {}: {}, {} CPUs",
             SCHEDULER_NAME,
-            build_id::full_version(env!("CARGO_PKG_VERSION")),
+            build_version(),
             kernel_release(),
             opts.knob_summary,
             cpus.len()
@@ -252,25 +380,24 @@ impl<'a> Scheduler<'a> {
             m.max_queued = m.max_queued.max(q.max_queued);
         }
         m.cgroups = bss.nr_cgroups.max(0) as u64;
+        m.version = build_version();
+        m.knobs = self.opts.knob_summary.clone();
         m
     }
 
-    fn exited(&mut self) -> bool {
-        uei_exited!(&self.skel, uei)
-    }
-
-    fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<UserExitInfo> {
+    /// Serve statistics until the BPF scheduler exits or a shutdown is asked, then unregister it.
+    ///
+    /// The loader sleeps between events (serve_stats) and looks for the exit once per EXIT_CHECK. It
+    /// waits on a futex, not in crossbeam's channel waits with a timeout, which it once left for a
+    /// 100 ms poll because they seemed to spin in the VM. They block, but their backoff runs PAUSE
+    /// instructions before it does, and single-threaded emulation takes a PAUSE as a cue to run the
+    /// other vCPUs: on the instruction clock the waiting thread's vCPU is held, and the thread charged,
+    /// for as long as a busy vCPU then runs -- per wait, so the poll's many sleeps were the cheaper
+    /// way, and a sleep that ends only on an event is cheaper still.
+    fn run(&mut self, shutdown: &Shutdown) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
-        // Poll with a plain sleep rather than block in crossbeam's recv_timeout: in our TCG guest we
-        // measured that recv_timeout spins at 100% CPU while another CPU is busy (under the kernel's
-        // own scheduler too), and a loader that eats a CPU skews everything it schedules.
-        while !shutdown.load(Ordering::Relaxed) && !self.exited() {
-            match req_ch.try_recv() {
-                Ok(()) => res_ch.send(self.metrics())?,
-                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(100)),
-                Err(e) => Err(e)?,
-            }
-        }
+        start_stats_relay(req_ch, shutdown.events.clone())?;
+        serve_stats(&shutdown.events, &res_ch, EXIT_CHECK, || uei_exited!(&self.skel, uei), || self.metrics())?;
         let _ = self.struct_ops.take();
         uei_report!(&self.skel, uei)
     }
@@ -285,9 +412,9 @@ impl Drop for Scheduler<'_> {
 /// The loader at nice -20 while it loads and attaches the scheduler, its nice as it was afterwards.
 /// The kernel verifies the BPF programs and initialises every task in the loader's own system calls,
 /// under the kernel's scheduler: beside N CPU hogs on the CPUs left after a hotplug, at nice 0 it gets
-/// 1/(N+1) of a CPU, and a load that takes seconds alone took over a minute (four hogs, one emulated
-/// CPU). At -20 it gets ~95% of a CPU beside four nice-0 hogs. Needs CAP_SYS_NICE, which root has; a
-/// refusal only leaves the load slower (one warning).
+/// 1/(N+1) of a CPU and the load takes N+1 times as long. At -20 its weight is 86 times a nice-0
+/// task's, so it keeps most of a CPU beside a few hogs. Needs CAP_SYS_NICE, which root has; a refusal
+/// only leaves the load slower (one warning).
 struct LoaderPriority {
     was: Option<i32>,
 }
@@ -350,18 +477,6 @@ impl RestartBudget {
     }
 }
 
-/// Sleep up to `d`, waking early on shutdown; false if shut down.
-fn sleep_unless_shutdown(d: Duration, shutdown: &AtomicBool) -> bool {
-    let end = std::time::Instant::now() + d;
-    while std::time::Instant::now() < end {
-        if shutdown.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(100).min(end - std::time::Instant::now()));
-    }
-    !shutdown.load(Ordering::Relaxed)
-}
-
 /// A reload right after a hotplug event can race the CPU going away (its topology files vanish
 /// while they are read), and a burst of hotplug can go on for a while: keep trying, once a second,
 /// for up to two minutes before giving up (the kernel's scheduler runs everything meanwhile).
@@ -383,44 +498,44 @@ fn init_log(verbose: bool) -> Result<()> {
     Ok(())
 }
 
-/// Parse the command line; a bad flag is one line on stderr and exit status 2.
+/// Parse the command line. A bad flag: clap's whole message on stderr (what is wrong, the valid
+/// values or the nearest flag's name, the usage), each line after "scx_vrq: ", and exit status 2.
 fn parse_opts() -> Opts {
     match cli::parse_from(std::env::args_os()) {
         Ok(o) => o,
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
             _ => {
-                let rendered = e.render().to_string();
-                let first = rendered
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("invalid arguments")
-                    .trim_start_matches("error: ");
-                eprintln!("{SCHEDULER_NAME}: {first} (see --help)");
+                eprint!("{}", parse_error_message(&e));
                 std::process::exit(2);
             }
         },
     }
 }
 
-fn run(opts: &Opts) -> Result<()> {
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let shutdown_clone = shutdown.clone();
-    ctrlc::set_handler(move || shutdown_clone.store(true, Ordering::Relaxed))
-        .context("installing the SIGINT/SIGTERM handler")?;
+/// clap's message for a bad command line, its first line naming the problem after "scx_vrq: ".
+fn parse_error_message(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let body = rendered.trim_start_matches(|c: char| c.is_whitespace());
+    let body = body.strip_prefix("error: ").unwrap_or(body).trim_end();
+    format!("{SCHEDULER_NAME}: {body}\n")
+}
 
-    if let Some(intv) = opts.monitor.or(opts.stats) {
-        let shutdown_copy = shutdown.clone();
+fn run(opts: &Opts) -> Result<()> {
+    let shutdown = Shutdown::on_signals()?;
+
+    if let Some(intv) = opts.monitor {
+        // Only the statistics of a running scx_vrq: a failure to read them is this run's failure.
+        return stats::monitor(Duration::from_secs_f64(intv), opts.stats_full, &shutdown);
+    }
+    if let Some(intv) = opts.stats {
+        let shutdown = shutdown.clone();
         let stats_full = opts.stats_full;
-        let jh = std::thread::spawn(move || {
-            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), stats_full, shutdown_copy) {
-                warn!("stats monitor stopped: {e}");
+        std::thread::spawn(move || {
+            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), stats_full, &shutdown) {
+                warn!("statistics stopped: {e:#}");
             }
         });
-        if opts.monitor.is_some() {
-            let _ = jh.join();
-            return Ok(());
-        }
     }
 
     preflight()?;
@@ -440,7 +555,7 @@ fn run(opts: &Opts) -> Result<()> {
                             "reading the CPU topology for the reload failed (attempt {attempt} of {RELOAD_ATTEMPTS}, once a second): {e:#}"
                         );
                     }
-                    if !sleep_unless_shutdown(Duration::from_secs(1), &shutdown) {
+                    if !shutdown.sleep(Duration::from_secs(1)) {
                         return Ok(());
                     }
                     attempt += 1;
@@ -449,9 +564,9 @@ fn run(opts: &Opts) -> Result<()> {
             }
         };
         let mut sched = Scheduler::init(opts, &mut open_object, &topo)?;
-        let exit = sched.run(shutdown.clone())?;
+        let exit = sched.run(&shutdown)?;
         drop(sched);
-        if exit.should_restart() && !shutdown.load(Ordering::Relaxed) {
+        if exit.should_restart() && !shutdown.requested() {
             let wait = restarts.wait_before(std::time::Instant::now());
             if !wait.is_zero() {
                 warn!(
@@ -460,7 +575,7 @@ fn run(opts: &Opts) -> Result<()> {
                     RestartBudget::WINDOW.as_secs(),
                     wait.as_secs_f64()
                 );
-                if !sleep_unless_shutdown(wait, &shutdown) {
+                if !shutdown.sleep(wait) {
                     break;
                 }
             }
@@ -479,7 +594,7 @@ fn run(opts: &Opts) -> Result<()> {
 fn main() {
     let opts = parse_opts();
     if opts.version {
-        println!("{} {}", SCHEDULER_NAME, build_id::full_version(env!("CARGO_PKG_VERSION")));
+        println!("{} {}", SCHEDULER_NAME, build_version());
         return;
     }
     if opts.help_stats {
@@ -588,19 +703,191 @@ mod tests {
         }
     }
 
+    /// Every on/off knob takes the three forms, and refuses anything but true and false.
     #[test]
-    fn readme_knob_tables_are_made_from_the_flags() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-        let (begin, end) = (cli::KNOB_TABLES_BEGIN, cli::KNOB_TABLES_END);
-        let from = readme.find(begin).expect("README has no knob-tables:begin marker") + begin.len();
-        let to = readme.find(end).expect("README has no knob-tables:end marker");
-        assert!(
-            readme[from..to] == cli::knob_table_markdown(),
-            "README's knob tables differ from src/cli.rs: rewrite them with `cargo run --release --features gen-docs --bin scx_vrq-gen-docs -- --readme README.md`"
-        );
-        for (flag, _) in cli::MEASURED {
-            assert!(cli::knob_args().iter().any(|a| a.get_long() == Some(flag)), "MEASURED names no knob --{flag}");
+    fn on_off_knobs_take_one_style() {
+        let on_off: Vec<String> = cli::knob_args()
+            .iter()
+            .filter(|a| a.get_value_parser().type_id() == clap::builder::ValueParser::bool().type_id())
+            .map(|a| a.get_long().unwrap().to_string())
+            .collect();
+        for flag in ["sticky", "fork-depth-penalty", "short-run-renew", "stay-behind-kthread"] {
+            assert!(on_off.iter().any(|f| f == flag), "--{flag} is not an on/off knob");
         }
+        let value = |o: &Opts, flag: &str| {
+            o.knob_summary
+                .split_whitespace()
+                .find_map(|kv| kv.strip_prefix(&format!("{flag}=")).map(str::to_string))
+                .unwrap()
+        };
+        for flag in &on_off {
+            let f = format!("--{flag}");
+            for (args, want) in [
+                (vec![f.clone()], "true"),
+                (vec![format!("{f}=true")], "true"),
+                (vec![format!("{f}=false")], "false"),
+                (vec![f.clone(), "true".into()], "true"),
+                (vec![f.clone(), "false".into()], "false"),
+                // alone before another flag: true, and the next flag is still a flag
+                (vec![f.clone(), "--queue".into(), "cpu".into()], "true"),
+            ] {
+                let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+                let o = parse(&argv).unwrap_or_else(|e| panic!("{argv:?} refused: {e}"));
+                assert_eq!(value(&o, flag), want, "{argv:?}");
+            }
+            for bad in ["yes", "1", "on", ""] {
+                let arg = format!("{f}={bad}");
+                assert!(parse(&[&arg]).is_err(), "{arg} was accepted");
+            }
+            assert!(parse(&[&f, "maybe"]).is_err(), "{f} maybe was accepted");
+        }
+    }
+
+    /// A negative number is refused by the flag's range, naming the flag, not taken for a flag.
+    #[test]
+    fn negative_numbers_are_refused_by_their_range() {
+        for a in cli::knob_args().iter().chain(
+            cli::command()
+                .get_arguments()
+                .filter(|a| ["stats", "monitor", "exit-dump-len"].contains(&a.get_long().unwrap_or_default())),
+        ) {
+            let takes_number = a.get_value_parser().type_id() != clap::builder::ValueParser::bool().type_id()
+                && a.get_possible_values().is_empty();
+            if !takes_number {
+                continue;
+            }
+            let flag = format!("--{}", a.get_long().unwrap());
+            for argv in [vec![flag.clone(), "-1".to_string()], vec![format!("{flag}=-1")]] {
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                let e = parse(&argv).expect_err(&format!("{argv:?} accepted"));
+                let msg = parse_error_message(&e);
+                let first = msg.lines().next().unwrap();
+                assert!(first.contains(&flag) && first.contains("-1"), "{argv:?}: {msg}");
+                assert!(first.contains("is not in") || first.contains("is outside"), "{argv:?}: {msg}");
+                assert!(!msg.contains("unexpected argument") && !msg.contains("invalid digit"), "{argv:?}: {msg}");
+            }
+        }
+    }
+
+    /// A bad command line gets clap's whole message: what is wrong, then what is valid or near.
+    #[test]
+    fn parse_errors_keep_clap_s_whole_message() {
+        let msg = |args: &[&str]| parse_error_message(&parse(args).expect_err("accepted"));
+        let m = msg(&["--queue", "node"]);
+        assert!(m.starts_with("scx_vrq: invalid value 'node' for '--queue <MODE>'"), "{m}");
+        assert!(m.contains("[possible values: global, llc, cpu]"), "{m}");
+        let m = msg(&["--stat", "1"]);
+        assert!(m.starts_with("scx_vrq: unexpected argument '--stat'"), "{m}");
+        assert!(m.contains("similar argument exists: '--stats'"), "{m}");
+        assert!(m.contains("Usage: scx_vrq"), "{m}");
+        let m = msg(&["--group-accounting", "process"]);
+        assert!(m.contains("[possible values: off, thread, session, cgroup]"), "{m}");
+        assert!(m.lines().count() > 1 && m.ends_with('\n') && !m.ends_with("\n\n"), "{m:?}");
+    }
+
+    #[test]
+    fn the_version_names_the_commit() {
+        assert_eq!(version_with_commit("0.1.0", "", false), "0.1.0");
+        assert_eq!(version_with_commit("0.1.0", "", true), "0.1.0");
+        assert_eq!(version_with_commit("0.1.0", "0123456789", false), "0.1.0-g0123456789");
+        assert_eq!(version_with_commit("0.1.0", "0123456789", true), "0.1.0-g0123456789-dirty");
+        let v = build_version();
+        assert!(v.starts_with(env!("CARGO_PKG_VERSION")), "{v}");
+        // Built in this checkout: the commit checked out now (build.rs reruns when HEAD moves).
+        let head = std::process::Command::new("git")
+            .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        if let Some(head) = head {
+            let commit = env!("VRQ_GIT_COMMIT");
+            assert!(commit.len() >= 7 && head.starts_with(commit), "built at {commit}, HEAD is {head}");
+            assert!(v.contains(&format!("-g{commit}")), "{v}");
+        }
+    }
+
+    /// Idle, the loader wakes only for the exit check; a request is answered and a shutdown ends the
+    /// wait as they come, not at the next check.
+    #[test]
+    fn the_stats_loop_sleeps_until_something_happens() {
+        let shutdown = Shutdown::default();
+        let (req_tx, req_rx) = crossbeam::channel::unbounded::<()>();
+        let (res_tx, res_rx) = crossbeam::channel::unbounded::<u32>();
+        start_stats_relay(req_rx, shutdown.events.clone()).unwrap();
+        let checks = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (events, c) = (shutdown.events.clone(), checks.clone());
+        let server = std::thread::spawn(move || {
+            let before = thread_usage();
+            serve_stats(
+                &events,
+                &res_tx,
+                Duration::from_secs(3600),
+                || c.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == u64::MAX,
+                || 7,
+            )
+            .unwrap();
+            let after = thread_usage();
+            (after.0 - before.0, after.1 - before.1)
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let t = std::time::Instant::now();
+        req_tx.send(()).unwrap();
+        assert_eq!(res_rx.recv_timeout(Duration::from_secs(5)), Ok(7));
+        assert!(t.elapsed() < Duration::from_secs(1), "a request waited {:?}", t.elapsed());
+        std::thread::sleep(Duration::from_millis(700));
+        let t = std::time::Instant::now();
+        shutdown.fire();
+        let (cpu, wakeups) = server.join().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1), "the shutdown waited {:?}", t.elapsed());
+        // one exit check at the start, one after the request
+        assert!(checks.load(std::sync::atomic::Ordering::SeqCst) <= 3, "{checks:?} exit checks in a second");
+        assert!(wakeups <= 4, "the loop woke {wakeups} times in a second");
+        assert!(cpu < Duration::from_millis(50), "the loop used {cpu:?} of CPU in a second");
+    }
+
+    #[test]
+    fn the_exit_is_checked_every_exit_check() {
+        let shutdown = Shutdown::default();
+        let (res_tx, _res_rx) = crossbeam::channel::unbounded::<u32>();
+        let mut checks = 0;
+        let t = std::time::Instant::now();
+        serve_stats(
+            &shutdown.events,
+            &res_tx,
+            Duration::from_millis(20),
+            || {
+                checks += 1;
+                checks > 5
+            },
+            || 0,
+        )
+        .unwrap();
+        assert_eq!(checks, 6);
+        assert!(t.elapsed() >= Duration::from_millis(100), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_shutdown_ends_a_sleep_at_once() {
+        let shutdown = Shutdown::default();
+        assert!(shutdown.sleep(Duration::from_millis(10)), "no shutdown yet");
+        let fire = shutdown.clone();
+        let t = std::time::Instant::now();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            fire.fire();
+        });
+        assert!(!shutdown.sleep(Duration::from_secs(3600)));
+        assert!(t.elapsed() < Duration::from_secs(5));
+        assert!(shutdown.requested() && !shutdown.sleep(Duration::from_secs(3600)));
+    }
+
+    /// This thread's CPU time and context switches so far (getrusage RUSAGE_THREAD).
+    fn thread_usage() -> (Duration, i64) {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) }, 0);
+        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        (tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_nvcsw + ru.ru_nivcsw)
     }
 
     #[test]
@@ -619,6 +906,10 @@ mod tests {
             &["--freq-threshold", "-1"],
             &["--migration-delay-us", "10001"],
             &["--sticky", "yes"],
+            &["--sticky=1"],
+            &["--fork-depth-penalty=yes"],
+            &["--rr-interval-ms", "-1"],
+            &["--exit-dump-len", "-1"],
             &["--profile", "server"],
             &["--queue", "cpu", "--queue", "llc"],
             &["--profile", "bfs", "--wake-credit", "10", "--wake-credit", "20"],
@@ -630,6 +921,7 @@ mod tests {
             &["--rr-interval-ms", "1000"],
             &["--queue", "cpu"],
             &["--freq-threshold", "100", "--migration-delay-us", "10000", "--sticky"],
+            &["--sticky", "--fork-depth-penalty=true", "--short-run-renew", "false"],
             &["--stats", "1", "--stats-full"],
             &["--monitor", "1", "--stats-full"],
             &["--stats", "1", "--monitor", "2"],

@@ -1,29 +1,33 @@
 // Statistics of scx_vrq, served over scx_stats (`--stats SECS`, `--monitor SECS`, or any scx_stats
-// client on /var/run/scx/root/stats). Each counter is the number of times one scheduling path ran
+// client on STATS_SOCKET). Each counter is the number of times one scheduling path ran
 // during the interval; see enum vrq_stat in src/bpf/intf.h for where each is counted. `lat` holds
 // the interval's wait and turn-length histograms per class of task (src/lat_hist.rs).
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering;
+use std::path::Path;
 use std::time::Duration;
 
+use anyhow::Context;
 use anyhow::Result;
+use log::info;
 use scx_stats::prelude::*;
 use scx_stats_derive::Stats;
 use scx_stats_derive::stat_doc;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::Shutdown;
 use crate::lat_hist;
 use crate::lat_hist::LatClass;
 use crate::lat_hist::human_us;
 
+/// Where a running scx_vrq serves its statistics (scx_stats' default path for the root scheduler).
+pub const STATS_SOCKET: &str = "/var/run/scx/root/stats";
+
 /// What --help-stats prints before the field list.
 pub const HELP: &str = "\
---stats/--monitor print one line per interval:
+--stats/--monitor first print the running scheduler's build and knobs, then one line per interval:
   queued N (max M)   tasks waiting in all queues at the last dispatches (deepest any queue has been)
   dispatch N/s       tasks put on a CPU: from its own queue, another queue, handed to an idle CPU, kept
   preempt N/s        wake-up preemptions, by a kick or directly (preempt_kicks + preempt_direct)
@@ -49,6 +53,12 @@ macro_rules! vrq_metrics {
         #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
         #[stat(top)]
         pub struct Metrics {
+            #[stat(desc = "The running scheduler's build: version, git commit (-dirty: built from changed sources), target")]
+            #[serde(default)]
+            pub version: String,
+            #[stat(desc = "Every knob as set, flag=value")]
+            #[serde(default)]
+            pub knobs: String,
             #[stat(desc = "Run-queue mode (global, llc or cpu)")]
             pub queue_mode: String,
             #[stat(desc = "Number of run queues")]
@@ -306,21 +316,91 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         .add_ops("top", StatsOps { open, close: None })
 }
 
-/// Print the statistics every `intv`: one line, or with `full` every counter and the latency of
-/// each class of task.
-pub fn monitor(intv: Duration, full: bool, shutdown: Arc<AtomicBool>) -> Result<()> {
-    scx_utils::monitor_stats::<Metrics>(
-        &[],
-        intv,
-        || shutdown.load(Ordering::Relaxed),
-        |metrics| {
-            if full {
-                metrics.format_full(&mut std::io::stdout())
-            } else {
-                metrics.format_line(&mut std::io::stdout(), intv.as_secs_f64())
+/// Print the statistics of the running scx_vrq every `intv` until shutdown: first the scheduler's
+/// build and knobs (again whenever they change: a restart), then one line per interval, or with
+/// `full` every counter and the latency of each class of task.
+pub fn monitor(intv: Duration, full: bool, shutdown: &Shutdown) -> Result<()> {
+    monitor_at(Path::new(STATS_SOCKET), intv, full, shutdown, &mut std::io::stdout())
+}
+
+/// No scheduler serves statistics there yet (or it is restarting): worth waiting for. Anything else
+/// -- no permission above all -- will not pass by waiting.
+fn not_there_yet(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused))
+}
+
+/// The running scheduler's build (as `scx_vrq --version` gives it) and its knobs, wrapped.
+fn write_build<W: Write>(out: &mut W, version: &str, knobs: &str) -> Result<()> {
+    const WIDTH: usize = 110;
+    const INDENT: &str = "          ";
+    let version = if version.is_empty() { "(an scx_vrq that does not give its version)" } else { version };
+    writeln!(out, "[{}] {} {}", crate::SCHEDULER_NAME, crate::SCHEDULER_NAME, version)?;
+    let mut line = format!("{INDENT}knobs:");
+    for knob in knobs.split_whitespace() {
+        if line.len() + 1 + knob.len() > WIDTH {
+            writeln!(out, "{line}")?;
+            line = format!("{INDENT}  ");
+        } else {
+            line.push(' ');
+        }
+        line.push_str(knob);
+    }
+    if !knobs.is_empty() {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+pub fn monitor_at<W: Write>(path: &Path, intv: Duration, full: bool, shutdown: &Shutdown, out: &mut W) -> Result<()> {
+    let mut said_waiting = false;
+    let mut shown = None;
+    while !shutdown.requested() {
+        let mut client = match StatsClient::new().set_path(path).connect(None) {
+            Ok(c) => c,
+            Err(e) if not_there_yet(&e) => {
+                if !said_waiting {
+                    info!("no scx_vrq serves statistics at {} yet: waiting for one", path.display());
+                    said_waiting = true;
+                }
+                shutdown.sleep(Duration::from_secs(1));
+                continue;
             }
-        },
-    )
+            Err(e) => {
+                let hint = match e.downcast_ref::<std::io::Error>().map(|e| e.kind()) {
+                    Some(std::io::ErrorKind::PermissionDenied) => " (the statistics are root's)",
+                    _ => "",
+                };
+                return Err(e).with_context(|| format!("cannot read the statistics at {}{hint}", path.display()));
+            }
+        };
+        said_waiting = false;
+        loop {
+            let metrics: Metrics = match client.request("stats", vec![]) {
+                Ok(m) => m,
+                Err(e) => {
+                    info!("statistics connection lost ({e:#}); reconnecting");
+                    break;
+                }
+            };
+            let build = (metrics.version.clone(), metrics.knobs.clone());
+            if shown.as_ref() != Some(&build) {
+                write_build(out, &build.0, &build.1)?;
+                shown = Some(build);
+            }
+            if full {
+                metrics.format_full(out)?;
+            } else {
+                metrics.format_line(out, intv.as_secs_f64())?;
+            }
+            out.flush()?;
+            if !shutdown.sleep(intv) {
+                return Ok(());
+            }
+        }
+        shutdown.sleep(Duration::from_secs(1));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -380,6 +460,85 @@ mod tests {
             }
         }
         assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
+    }
+
+    #[test]
+    fn the_first_lines_name_the_build_and_its_knobs() {
+        let knobs = (0..40).map(|i| format!("knob-number-{i}=value")).collect::<Vec<_>>().join(" ");
+        let mut out = Vec::new();
+        write_build(&mut out, "0.1.0-g0123456789-dirty x86_64-unknown-linux-gnu", &knobs).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("[scx_vrq] scx_vrq 0.1.0-g0123456789-dirty x86_64-unknown-linux-gnu\n"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
+        let shown: Vec<&str> =
+            text.lines().skip(1).flat_map(|l| l.split_whitespace()).filter(|w| *w != "knobs:").collect();
+        assert_eq!(shown.join(" "), knobs);
+    }
+
+    /// --monitor against a statistics server: the build first, then a line per interval; it waits
+    /// while nothing serves there yet, and fails on anything else.
+    #[test]
+    fn monitor_reads_a_server_and_fails_when_it_cannot() {
+        let dir = std::env::temp_dir().join(format!("vrq-stats-test-{}", std::process::id()));
+        let path = dir.join("stats");
+        let server = StatsServer::new(server_data()).set_path(&path).launch().unwrap();
+        let (res_ch, req_ch) = server.channels();
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while req_ch.recv().is_ok() {
+                n += 100;
+                let m =
+                    Metrics { version: "9.9.9-g0123456789".into(), knobs: "queue=llc".into(), enqueues: n, ..sample() };
+                if res_ch.send(m).is_err() {
+                    break;
+                }
+            }
+        });
+        let shutdown = Shutdown::default();
+        let fire = shutdown.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(800));
+            fire.fire();
+        });
+        let mut out = Vec::new();
+        monitor_at(&path, Duration::from_millis(200), false, &shutdown, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "[scx_vrq] scx_vrq 9.9.9-g0123456789", "{text}");
+        assert_eq!(lines[1].trim(), "knobs: queue=llc", "{text}");
+        assert!(lines.len() >= 4 && lines[2..].iter().all(|l| l.starts_with("[scx_vrq] queued")), "{text}");
+        drop(server);
+
+        // nothing there yet: waits (quietly) until the shutdown
+        let shutdown = Shutdown::default();
+        let fire = shutdown.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            fire.fire();
+        });
+        let mut out = Vec::new();
+        monitor_at(&dir.join("none"), Duration::from_millis(100), false, &shutdown, &mut out).unwrap();
+        assert!(out.is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+
+        // a socket that cannot be reached, not for want of a server: an error at once
+        let shutdown = Shutdown::default();
+        let e = monitor_at(
+            Path::new("/proc/self/stat/stats"),
+            Duration::from_millis(100),
+            false,
+            &shutdown,
+            &mut Vec::new(),
+        )
+        .expect_err("monitor went on without a socket it could read");
+        assert!(format!("{e:#}").contains("cannot read the statistics at /proc/self/stat/stats"), "{e:#}");
+        for (kind, wait) in [
+            (std::io::ErrorKind::NotFound, true),
+            (std::io::ErrorKind::ConnectionRefused, true),
+            (std::io::ErrorKind::PermissionDenied, false),
+        ] {
+            assert_eq!(not_there_yet(&anyhow::Error::new(std::io::Error::from(kind))), wait, "{kind:?}");
+        }
     }
 
     #[test]

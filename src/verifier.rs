@@ -4,9 +4,8 @@
 // Why the loader reports it: verification time grows with this count, and a reload after CPU hotplug
 // verifies everything again while the kernel's scheduler shares the CPUs with whatever runs. A static
 // helper with many callers is walked again for every state it is called in, so one added branch can
-// multiply the count (one did: 148k to 423k instructions, and a reload on two emulated CPUs busy with
-// four CPU hogs went from ~20 s to a minute). The count is logged at every load and the scheduler
-// suite holds it under a budget.
+// multiply the count, and with it the time a reload leaves the machine on the kernel's scheduler. The
+// count is logged at every load and the scheduler suite holds it under a budget.
 
 use std::os::fd::AsFd;
 use std::os::fd::AsRawFd;

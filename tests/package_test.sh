@@ -5,9 +5,11 @@
 #   tests/package_test.sh [--deb FILE]
 #
 # On the host (cheap, no cargo-deb needed): the man page and completions generated from the CLI
-# definition render and parse and name every flag of --help; scx_vrq.service passes
-# `systemd-analyze verify` in a root laid out as the package lays it out (binary, defaults file,
-# man page present), with no warning at all.
+# definition render and parse and name every flag of --help, and the README's knob tables are the
+# generator's; scx_vrq.service passes `systemd-analyze verify` in a root laid out as the package lays
+# it out (binary, defaults file, man page present), with no warning at all, conflicts with the
+# sched_ext project's units and keeps the statistics socket root's; the binary names its commit in
+# --version and gives clap's whole message for a bad flag.
 # With --deb (tools/package --test gives it): the same verify on the unit inside the .deb, then
 # tests/guest/package_tests.py in the VM: dpkg -i into the guest's throw-away root, the installed
 # scheduler loads under the unit's settings and unloads, docs work, remove and purge. Afterwards
@@ -98,6 +100,44 @@ sed -i 's/^Restart=/Restrat=/' "$root/usr/lib/systemd/system/scx_vrq.service"
 out=$(verify_unit "$root")
 grep -q "Unknown key" <<<"$out"; check "systemd-analyze verify reports a misspelt setting" $?
 . packaging/scx_vrq.default; [ -n "${SCX_VRQ_FLAGS+set}" ]; check "packaging/scx_vrq.default sets SCX_VRQ_FLAGS" $?
+unit=packaging/scx_vrq.service
+conflicts=$(sed -n 's/^Conflicts=//p' "$unit" | tr ' ' '\n')
+for u in scx.service scx_loader.service; do
+    grep -qx "$u" <<<"$conflicts"; check "the unit conflicts with $u (one sched_ext scheduler at a time)" $?
+done
+grep -qx 'UMask=0077' "$unit"; check "the unit's UMask=0077 keeps the statistics socket root's" $?
+grep -qx 'RuntimeDirectoryMode=0700' "$unit"; check "the unit sets its runtime directory's mode, 0700" $?
+
+target/release/scx_vrq-gen-docs --check-readme README.md 2>"$work/readme.err"
+check "README's knob tables are the generator's (scx_vrq-gen-docs --check-readme)" $? "$(cat "$work/readme.err")"
+
+# --version: the commit this checkout is at, "-dirty" while the sources the binary is built from differ.
+version=$(target/release/scx_vrq --version)
+head=$(git rev-parse --short=12 HEAD 2>/dev/null)
+if [ -n "$head" ]; then
+    changed=$(git status --porcelain --untracked-files=all -- src build.rs Cargo.toml Cargo.lock)
+    want="scx_vrq $(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)-g$head$([ -n "$changed" ] && echo -dirty) "
+    [[ "$version " == "$want"* ]]; check "--version names the commit and whether the tree was dirty" $? \
+        "got '$version', want '$want...'"
+else
+    skip "--version names the commit" "not a git checkout"
+fi
+
+# A bad flag: status 2 and clap's whole message, its first line naming the problem.
+bad_flag() {  # bad_flag NAME EXPECTED-FIRST-LINE-PREFIX EXPECTED-TEXT ARGS...
+    local name=$1 first=$2 text=$3 out rc; shift 3
+    out=$(target/release/scx_vrq "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [[ "$(head -n1 <<<"$out")" == "$first"* ]] && grep -qF -- "$text" <<<"$out"
+    check "$name" $? "status $rc: $out"
+}
+bad_flag "a bad value lists the valid ones" "scx_vrq: invalid value 'node' for '--queue <MODE>'" \
+    "[possible values: global, llc, cpu]" --queue node
+bad_flag "a misspelt flag gets the nearest one" "scx_vrq: unexpected argument '--stat' found" \
+    "a similar argument exists: '--stats'" --stat 1
+bad_flag "a negative number is refused by the flag's range" \
+    "scx_vrq: invalid value '-1' for '--rr-interval-ms <MS>': -1 is not in 1..=1000" "try '--help'" --rr-interval-ms -1
+bad_flag "an on/off knob takes true or false only" "scx_vrq: invalid value 'yes' for '--sticky [<BOOL>]'" \
+    "[possible values: true, false]" --sticky=yes
 
 if [ -n "$deb" ]; then
     droot=$work/deb-root

@@ -1,5 +1,6 @@
 // Writes scx_vrq's man page and its bash, zsh and fish completions from the same clap definition the
-// scheduler parses its command line with (src/cli.rs), so they cannot drift from --help.
+// scheduler parses its command line with (src/cli.rs), so they cannot drift from --help; and the
+// README's knob tables from it, with where each knob's default was measured (MEASURED).
 //
 // A separate binary rather than build.rs: the generators (clap_mangen, clap_complete) are optional
 // dependencies behind the gen-docs feature, so neither the scheduler binary nor a plain `cargo build`
@@ -9,7 +10,6 @@ use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 // The CLI is read here only to be described, never parsed into values.
@@ -18,7 +18,7 @@ use clap_complete::Shell;
 mod cli;
 
 const NAME: &str = "scx_vrq";
-const USAGE: &str = "usage: scx_vrq-gen-docs OUTDIR | --readme README.md
+const USAGE: &str = "usage: scx_vrq-gen-docs OUTDIR | --readme README.md | --check-readme README.md
 
 Writes into OUTDIR (created if missing):
   scx_vrq.8                     the man page (section 8, roff)
@@ -27,12 +27,142 @@ Writes into OUTDIR (created if missing):
   completions/scx_vrq.fish      fish completion
 
 --readme FILE rewrites the knob tables of FILE (the README) between its knob-tables markers from the
-same definition (a Rust test fails while they differ).";
+same definition; --check-readme FILE exits 1 while they differ (tests/package_test.sh runs it).";
 
-use cli::KNOB_TABLES_BEGIN as TABLES_BEGIN;
-use cli::KNOB_TABLES_END as TABLES_END;
+/// The README's markers around its knob tables.
+const TABLES_BEGIN: &str = "<!-- knob-tables:begin -->\n";
+const TABLES_END: &str = "<!-- knob-tables:end -->";
 
-fn write_readme_tables(path: &Path) -> Result<(), String> {
+/// Where each knob's default was measured, for the README's knob table: a flag's long name, then
+/// markdown in which `<docs/results/NAME/FILE>` stands for a link to that report, shown as NAME. A
+/// knob that is on by default or changes a default is listed with the committed reports that show
+/// its effect; the reports say which build they measured.
+const MEASURED: &[(&str, &str)] = &[
+    (
+        "queue",
+        "global, llc, cpu on 2 LLCs of 1 CPU (latency only): <docs/results/2026-11-26-queue-2llc/report.md>; throughput on 2 LLCs (no report): [measured.md](docs/measured.md#queues-placement-and-the-optional-mechanisms)",
+    ),
+    (
+        "target-latency-ms",
+        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 4.25x the defaults', requests/s 1.9% more off; the hog beside a build level: <docs/results/2026-11-26-latency-rules-hog/report.md>",
+    ),
+    (
+        "short-run-us",
+        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 2.14x the defaults', requests/s 1.7% more off; the hog beside a build off 0.70x the defaults' rate: <docs/results/2026-11-26-latency-rules-hog/report.md>",
+    ),
+    (
+        "short-run-renew",
+        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; a trade: requests/s 0.5% and request p99 2.5% for wake-up p99 16%",
+    ),
+    (
+        "under-share-first",
+        "on against off: <docs/results/2026-11-26-mechanisms/report.md>, <docs/results/2026-11-26-wake-credit/report.md>, <docs/results/2026-11-26-credit-share/report.md>; one vCPU: <docs/results/2026-11-25-one-vcpu-latency/report.md>",
+    ),
+    (
+        "wake-credit",
+        "0, 25, 50, 75, 100: <docs/results/2026-11-26-wake-credit/report.md>, <docs/results/2026-11-26-mechanisms/report.md>, <docs/results/2026-11-26-credit-share/report.md>",
+    ),
+    ("sync-handoff", "on against off: <docs/results/2026-11-26-mechanisms/report.md>; pipe off 1.34x the defaults'"),
+    (
+        "vfork-handoff",
+        "on with --stay-behind-kthread against both off (an earlier build as the base: `bench run --base-binary`) on the four builds: <docs/results/2026-11-27-compilers-stay-builds/report.md> (build-50 0.81x the base's time, 1.061 [0.948, 1.149] of EEVDF's against the base's 1.306; build-100 0.94x; build-150 and beside SCHED_IDLE burners level); the cause traced in <docs/results/2026-11-27-build50-trace/README.md>; on the latency loads <docs/results/2026-11-27-compilers-stay-latency/report.md>: a frame thread's wake-up p99 beside a fork storm 2.5x the base's (2,161 us against 877; EEVDF 1,418; frame p99 level, no late frame), requests/s at 50 us x 2 workers per CPU 0.5% lower, the rest level. That wake-up tail was the exec rule reading a timer's interrupt during any child's exec as the child's wake-up of its parent; mended since: <docs/results/2026-11-27-exec-rule-interrupts/vs-base.md> (wake-up p99 0.564x the first form's, level with EEVDF's)",
+    ),
+    (
+        "preempt-local",
+        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 2.67x the defaults'; the hog beside a build level: <docs/results/2026-11-26-latency-rules-hog/report.md>",
+    ),
+    (
+        "handoff-slice",
+        "on against off on the whole request/worker surface, schbench, the four builds and the four frame loads: <docs/results/2026-11-27-handoff-slice/report.md>, <docs/results/2026-11-27-handoff-surface-long/report.md>, <docs/results/2026-11-27-handoff-surface-short/report.md>, <docs/results/2026-11-27-handoff-schbench-w2/report.md>, <docs/results/2026-11-27-handoff-builds/report.md>, <docs/results/2026-11-27-handoff-frames/report.md> (wake-up p99 <= 0.5x EEVDF's at 13 of 27 points against 1 of 26 with it off, every 10 and 100 ms point with 2 or 4 workers per CPU at 0.003-0.11x; request p99 at 10 ms x 4 workers per CPU 1.07-1.09x off's; builds, frame p99 and the 50 us and 1 ms points level; late frames beside a build 10 against 3 in 4 runs)",
+    ),
+    (
+        "stay-behind-kthread",
+        "with --vfork-handoff, against both off: <docs/results/2026-11-27-compilers-stay-builds/report.md>, and <docs/results/2026-11-27-compilers-stay-latency/report.md>, as for --vfork-handoff; in the guest the two together took a build's compilers from 3 CPU changes per build to 0 (scheduler suite, feature build)",
+    ),
+    (
+        "group-accounting",
+        "session against off: <docs/results/2026-11-26-group-hog/report.md> (the hog beside a build off 0.58x the defaults' rate), <docs/results/2026-11-26-mechanisms/report.md> (pipe 5.9% faster off); hackbench: <docs/results/2026-11-24-group-hackbench/report.md>; cgroup against session under systemd's layout: <docs/results/2026-11-26-cgroup-default-parallel/report.md> (builds level), <docs/results/2026-11-26-cgroup-default-instructions/report.md> (pipe 1.13x session's), <docs/results/2026-11-26-cgroup-alone/report.md> (hackbench level)",
+    ),
+];
+
+/// `<docs/results/NAME/FILE>` as the markdown link [NAME](docs/results/NAME/FILE).
+fn report_links(s: &str) -> String {
+    const OPEN: &str = "<docs/results/";
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(OPEN) {
+        let Some(len) = rest[i..].find('>') else { break };
+        let path = &rest[i + 1..i + len];
+        let name = path.trim_start_matches("docs/results/").split('/').next().unwrap_or(path);
+        out.push_str(&rest[..i]);
+        out.push_str(&format!("[{name}]({path})"));
+        rest = &rest[i + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn markdown_cell(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+/// The README's knob tables, one per --help section of knobs, made from the flags' definitions: flag,
+/// default, what --help says, and where it was measured (MEASURED).
+fn knob_table_markdown() -> String {
+    let args = cli::knob_args();
+    let bool_parser = clap::builder::ValueParser::bool().type_id();
+    let mut out = String::new();
+    for heading in cli::KNOB_HEADINGS {
+        out.push_str(&format!(
+            "**{heading}**\n\n| flag | default | what it does (`--help`) | measured |\n|---|---|---|---|\n"
+        ));
+        for a in args.iter().filter(|a| a.get_help_heading() == Some(heading)) {
+            let long = a.get_long().unwrap_or_default();
+            let takes_value = a.get_num_args().is_some_and(|n| n.takes_values());
+            let on_off = a.get_value_parser().type_id() == bool_parser;
+            let flag = match a.get_value_names() {
+                _ if on_off => format!("`--{long}[=BOOL]`"),
+                Some(names) if takes_value => format!("`--{long} {}`", names[0]),
+                _ if takes_value => format!("`--{long} {}`", a.get_id().as_str().to_uppercase()),
+                _ => format!("`--{long}`"),
+            };
+            let default =
+                a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect::<Vec<_>>().join(",");
+            let default = if takes_value { format!("`{default}`") } else { "off".into() };
+            let mut help = a.get_long_help().or(a.get_help()).map(|h| h.to_string()).unwrap_or_default();
+            let values: Vec<_> = a.get_possible_values().into_iter().filter(|v| !v.is_hide_set()).collect();
+            if !values.is_empty() && !on_off {
+                let each = values
+                    .iter()
+                    .map(|v| match v.get_help() {
+                        Some(h) => format!("`{}`: {}", v.get_name(), h),
+                        None => format!("`{}`", v.get_name()),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                help = format!("{help}. Values: {each}");
+            }
+            let measured = MEASURED.iter().find(|(f, _)| *f == long).map(|(_, m)| report_links(m)).unwrap_or_default();
+            out.push_str(&format!("| {flag} | {default} | {} | {measured} |\n", markdown_cell(&help)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// MEASURED's flags that are not knobs (renamed or removed): each one an error.
+fn measured_unknown() -> Vec<&'static str> {
+    let knobs = cli::knob_args();
+    MEASURED.iter().map(|(f, _)| *f).filter(|f| !knobs.iter().any(|a| a.get_long() == Some(*f))).collect()
+}
+
+/// FILE with its knob tables (between the markers) replaced by the generated ones, and whether that
+/// changes it.
+fn readme_with_tables(path: &Path) -> Result<(String, bool), String> {
+    let unknown = measured_unknown();
+    if !unknown.is_empty() {
+        return Err(format!("MEASURED names flags that are not knobs: {}", unknown.join(", ")));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (Some(b), Some(e)) = (text.find(TABLES_BEGIN), text.find(TABLES_END)) else {
         return Err(format!("{} has no {} ... {} markers", path.display(), TABLES_BEGIN.trim(), TABLES_END));
@@ -41,8 +171,9 @@ fn write_readme_tables(path: &Path) -> Result<(), String> {
     if e < from {
         return Err(format!("{}: the knob-tables markers are out of order", path.display()));
     }
-    let new = format!("{}{}{}", &text[..from], cli::knob_table_markdown(), &text[e..]);
-    std::fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let new = format!("{}{}{}", &text[..from], knob_table_markdown(), &text[e..]);
+    let changed = new != text;
+    Ok((new, changed))
 }
 
 /// Sections clap does not know about: where the service reads its flags, what the exit statuses
@@ -54,10 +185,11 @@ stopped on request (Ctrl\-C, SIGTERM); the kernel's scheduler has taken over aga
 .TP
 \fB1\fR
 refused or failed: not root, no sched_ext in this kernel, another sched_ext scheduler loaded, or
-the BPF scheduler was ejected (the reason is printed).
+the BPF scheduler was ejected (the reason is printed); with \fB\-\-monitor\fR, the statistics
+could not be read (not root, for one). While no scx_vrq serves them yet, \fB\-\-monitor\fR waits.
 .TP
 \fB2\fR
-a bad flag (one line on stderr).
+a bad flag: what is wrong, the valid values or the nearest flag's name, and the usage, on stderr.
 .SH FILES
 .TP
 \fI/etc/default/scx_vrq\fR
@@ -67,14 +199,20 @@ a bad flag (one line on stderr).
 the systemd unit: \fBsystemctl enable \-\-now scx_vrq\fR.
 .TP
 \fI/var/run/scx/root/stats\fR
-the statistics socket that \fB\-\-monitor\fR reads.
+the statistics socket that \fB\-\-monitor\fR reads; under \fBscx_vrq.service\fR only root can
+(the unit's \fBUMask=0077\fR, \fI/run/scx\fR mode 0700).
 .TP
 \fI/sys/kernel/sched_ext/state\fR, \fI/sys/kernel/sched_ext/root/ops\fR
 whether a sched_ext scheduler is enabled, and which.
 .SH NOTES
 To run it through the sched_ext project's own \fBscx.service\fR instead, set
 \fBSCX_SCHEDULER=scx_vrq\fR and \fBSCX_FLAGS=\fR\fIflags\fR in \fI/etc/default/scx\fR; run one
-of the two units, not both: only one sched_ext scheduler can be loaded at a time.
+of them only: one sched_ext scheduler can be loaded at a time, so starting \fBscx_vrq.service\fR
+stops \fBscx.service\fR and \fBscx_loader.service\fR.
+.PP
+\fB\-\-version\fR names the build: the version, the git commit it was built from
+(\fB\-dirty\fR when its sources differed from that commit) and the target; the statistics'
+first line gives the running scheduler's.
 .SH "SEE ALSO"
 \fBsystemctl\fR(1), \fBsystemd.exec\fR(5)
 "#;
@@ -115,13 +253,28 @@ fn main() {
             return;
         }
         [flag, readme] if flag == "--readme" => {
-            if let Err(e) = write_readme_tables(Path::new(readme)) {
+            let written = readme_with_tables(Path::new(readme))
+                .and_then(|(new, _)| std::fs::write(readme, new).map_err(|e| format!("cannot write {readme}: {e}")));
+            if let Err(e) = written {
                 eprintln!("scx_vrq-gen-docs: {e}");
                 std::process::exit(1);
             }
             println!("{readme}");
             return;
         }
+        [flag, readme] if flag == "--check-readme" => match readme_with_tables(Path::new(readme)) {
+            Ok((_, false)) => return,
+            Ok((_, true)) => {
+                eprintln!(
+                    "scx_vrq-gen-docs: {readme}'s knob tables differ from src/cli.rs: rewrite them with `cargo run --release --features gen-docs --bin scx_vrq-gen-docs -- --readme {readme}`"
+                );
+                std::process::exit(1);
+            }
+            Err(e) => {
+                eprintln!("scx_vrq-gen-docs: {e}");
+                std::process::exit(1);
+            }
+        },
         [dir] if !dir.starts_with('-') => PathBuf::from(dir),
         _ => {
             eprintln!("scx_vrq-gen-docs: expected one argument, the output folder (see --help)");
@@ -131,7 +284,7 @@ fn main() {
     let run = || -> std::io::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(&out)?;
         // The NAME line is "scx_vrq - <about>": the about without its leading "scx_vrq: ".
-        let mut cmd = cli::Opts::command().name(NAME);
+        let mut cmd = cli::command().name(NAME);
         let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
         let about = about.strip_prefix("scx_vrq: ").unwrap_or(&about).trim_end_matches('.').to_string();
         cmd = cmd.about(about);

@@ -4,8 +4,10 @@ throw-away root; the installed /usr/bin/scx_vrq, started the way scx_vrq.service
 EnvironmentFile, its ExecStart, its capability bounding set, no new privileges, a read-only system
 but /run/scx), loads, schedules a few seconds with the flags from /etc/default/scx_vrq, and unloads
 on SIGTERM as systemd stops it; it uses no socket family, W+X mapping or real-time policy the unit
-forbids; the installed man page renders, the bash completion completes; removal keeps the conffile,
-purge removes it.
+forbids; under the unit's UMask and RuntimeDirectoryMode its statistics are root's alone, --monitor
+names the running build first and, run by another user, fails; at rest the loader wakes only for
+its once-a-second exit check; the installed man page renders, the bash completion completes; removal
+keeps the conffile, purge removes it.
 
 Usage (as root on a sched_ext kernel, inside tools/vm/vm-run: it changes the root file system):
     tests/guest/package_tests.py DEB
@@ -14,6 +16,7 @@ Usage (as root on a sched_ext kernel, inside tools/vm/vm-run: it changes the roo
 import argparse
 import os
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -21,8 +24,8 @@ import sys
 import time
 
 os.environ["VRQ_BIN"] = "/usr/bin/scx_vrq"
-from vrqtest import (OUT, Results, Stats, dmesg_len, ejections, load_bound, log, scx_ops, scx_state, start_hog,
-                     stats_ready, stop_all, wait_for)
+from vrqtest import (OUT, STATS_SOCK, Results, Stats, as_user, dmesg_len, ejections, load_bound, log, scx_ops,
+                     scx_state, start_hog, stats_ready, stop_all, wait_for)
 
 UNIT = "/usr/lib/systemd/system/scx_vrq.service"
 DEFAULTS = "/etc/default/scx_vrq"
@@ -241,6 +244,97 @@ def test_service_start(r, secs=4):
             not bad and seen.get("mmap", 0) > 0, "; ".join(bad[:5]) or f"traced: {seen}")
 
 
+def context_switches(pid):
+    """Context switches of every thread of `pid` so far (each a time it slept or was preempted)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        total += int(line.split()[1])
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def first_line(proc, timeout):
+    """The first line `proc` writes on stdout within `timeout` s, or None."""
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return proc.stdout.readline().rstrip("\n") if ready else None
+
+
+def test_loader(r, idle_secs=6):
+    """The installed loader as the unit runs it, without the sandbox's tracer (which would stop it at
+    every system call): its statistics socket under the unit's UMask and RuntimeDirectoryMode, its
+    wake-ups at rest, and --monitor beside it, as root and as another user."""
+    names = ["the statistics socket and its folders are root's alone (the unit's UMask, RuntimeDirectoryMode)",
+             f"at rest the loader wakes about once a second, for the exit check ({idle_secs} s)",
+             "--monitor first names the running build, as --version does",
+             "--monitor stops at once on SIGINT, status 0",
+             "--monitor as a user who may not read the statistics exits 1, saying why",
+             "the loader unloads on SIGINT, status 0"]
+    settings = unit_settings()
+    umask, dir_mode = settings.get("UMask"), settings.get("RuntimeDirectoryMode")
+    if umask is None or dir_mode is None:
+        r.check(names[0], False, f"the unit sets UMask={umask} RuntimeDirectoryMode={dir_mode}")
+        for name in names[1:]:
+            r.skip(name, "the unit sets no UMask or RuntimeDirectoryMode")
+        return
+    runtime = "/run/" + settings["RuntimeDirectory"]
+    os.makedirs(runtime, exist_ok=True)  # what systemd does for RuntimeDirectory=, with its mode
+    os.chmod(runtime, int(dir_mode, 8))
+    logf = open(os.path.join(OUT, "package-loader.log"), "w")
+    proc = subprocess.Popen(["sh", "-c", f"umask {umask} && exec /usr/bin/scx_vrq"], stdout=logf,
+                            stderr=subprocess.STDOUT)
+    loaded = wait_for(lambda: (scx_state() == "enabled" and stats_ready()) or proc.poll() is not None, load_bound())
+    if not loaded or proc.poll() is not None:
+        r.check(names[0], False, f"it did not load: exit={proc.poll()} state={scx_state()}")
+        for name in names[1:]:
+            r.skip(name, "the scheduler did not load")
+        stop_all([proc])
+        return
+    paths = [runtime, os.path.dirname(STATS_SOCK), STATS_SOCK]
+    modes = {p: oct(os.stat(p).st_mode & 0o777) for p in paths}
+    r.check(names[0], all(os.stat(p).st_mode & 0o077 == 0 for p in paths), f"{modes}")
+
+    time.sleep(1)  # past stats_ready()'s connection
+    before = context_switches(proc.pid)
+    time.sleep(idle_secs)
+    woke = context_switches(proc.pid) - before
+    r.check(names[1], woke <= 2 * idle_secs, f"{woke} context switches in {idle_secs} s")
+
+    version = sh(["/usr/bin/scx_vrq", "--version"]).stdout.strip()
+    mon = subprocess.Popen(["/usr/bin/scx_vrq", "--monitor", "0.5"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    line = first_line(mon, 30)
+    r.check(names[2], line == f"[scx_vrq] {version}" and "-g" in version, f"first line {line!r}, --version {version!r}")
+    mon.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    try:
+        rc = mon.wait(10)
+    except subprocess.TimeoutExpired:
+        mon.kill()
+        rc = mon.wait()
+    r.check(names[3], rc == 0 and time.monotonic() - t0 < 5, f"rc={rc} after {time.monotonic() - t0:.1f} s")
+
+    try:
+        res = sh(as_user(65534, ["/usr/bin/scx_vrq", "--monitor", "1"]), timeout=60)
+        r.check(names[4], res.returncode == 1 and "cannot read the statistics" in res.stderr
+                and "Permission denied" in res.stderr, f"rc={res.returncode} stderr={res.stderr.strip()[-300:]!r}")
+    except subprocess.TimeoutExpired:
+        r.check(names[4], False, "still running after 60 s")
+
+    proc.send_signal(signal.SIGINT)
+    try:
+        rc = proc.wait(load_bound())
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = proc.wait()
+    logf.close()
+    r.check(names[5], rc == 0 and wait_for(lambda: scx_state() == "disabled", 10), f"rc={rc} state={scx_state()}")
+
+
 def test_remove(r):
     res = sh(["dpkg", "-r", "scx-vrq"])
     r.check("dpkg -r removes it and keeps the conffile",
@@ -265,6 +359,7 @@ def main():
     test_install(r, args.deb)
     test_docs(r)
     test_service_start(r)
+    test_loader(r)
     test_remove(r)
     r.finish("package")
 
