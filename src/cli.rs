@@ -287,7 +287,9 @@ pub struct Opts {
     #[arg(long, value_name = "SECS", value_parser = parse_interval, help_heading = STATISTICS)]
     pub stats: Option<f64>,
 
-    /// Only print the statistics of an already running scx_vrq every SECS seconds (does not load).
+    /// Only print the statistics of a running scx_vrq every SECS seconds (does not load): its build
+    /// and knobs first. Waits while none serves them yet; exits 1 if they cannot be read (they are
+    /// root's).
     #[arg(long, value_name = "SECS", value_parser = parse_interval, help_heading = STATISTICS)]
     pub monitor: Option<f64>,
 

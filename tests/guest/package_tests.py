@@ -85,18 +85,21 @@ def exec_start_argv(settings, env):
 def sandboxed(argv, settings, trace_fd):
     """argv wrapped in the unit's sandbox, as far as it can be built without systemd: a private mount
     namespace with / read-only but /run/<RuntimeDirectory> (ProtectSystem=strict), /sys and /proc/sys
-    read-only (ProtectKernelTunables), empty /home, /root and /tmp (ProtectHome, PrivateTmp); then
-    setpriv keeps only CapabilityBoundingSet and sets no_new_privs; strace records TRACED into the
-    inherited descriptor trace_fd (the private /tmp may hide the output folder's path)."""
+    read-only (ProtectKernelTunables), empty /home, /root and /tmp (ProtectHome, PrivateTmp), the
+    unit's UMask and RuntimeDirectoryMode; then setpriv keeps only CapabilityBoundingSet and sets
+    no_new_privs; strace records TRACED into the inherited descriptor trace_fd (the private /tmp may
+    hide the output folder's path)."""
     caps = ",".join("+" + c.lower().removeprefix("cap_") for c in settings["CapabilityBoundingSet"].split())
     runtime = "/run/" + settings["RuntimeDirectory"]
     assert settings.get("ProtectSystem") == "strict" and settings.get("NoNewPrivileges") == "yes"
     setup = " && ".join([
-        f"mkdir -p {runtime}", f"mount --bind {runtime} {runtime}",
+        f"mkdir -p {runtime}", f"chmod {settings.get('RuntimeDirectoryMode', '0755')} {runtime}",
+        f"mount --bind {runtime} {runtime}",
         "mount -o remount,bind,ro /",
         "mount -o remount,bind,ro /sys",
         "mount --bind /proc/sys /proc/sys", "mount -o remount,bind,ro /proc/sys",
         "mount -t tmpfs -o ro none /home", "mount -t tmpfs -o ro none /root", "mount -t tmpfs none /tmp",
+        f"umask {settings.get('UMask', '0022')}",
     ])
     inner = (f"{setup} && exec strace -f -qq -o /proc/self/fd/{trace_fd} -e trace={TRACED} "
              f"setpriv --bounding-set=-all,{caps} --inh-caps=-all --no-new-privs -- {shlex.join(argv)}")
