@@ -142,7 +142,7 @@ __hidden int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle)
  * weight to its parent's active_weight and counts itself in the parent's subtree count, one that loses
  * its last takes both back. Only those transitions go up a level: a wake-up or sleep in a cgroup that
  * keeps runnable tasks (a pipe's two ends in one session scope) touches its own node alone, not every
- * ancestor's (the walk to the root cost a pipe's round trip 12%, 2026-11-26). Each transition is seen
+ * ancestor's (the walk to the root cost a pipe's round trip dearly). Each transition is seen
  * by exactly one CPU (the atomic add's old value), so the parent gets one +1 and one -1 per pair
  * whatever the order they arrive in.
  */
@@ -298,7 +298,7 @@ __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 sli
 	 * with nothing the stretch weighs it against: its tasks keep BFS's order, as a session group alone
 	 * keeps it (vrq_group_multiplier). Stretched by its count of runnable tasks, which swings from a
 	 * handful to hundreds within a few turns (hackbench), the deadlines of its own tasks differed by
-	 * when each renewed: hackbench ran 1.33x slower than under session groups (2026-11-26, 36e44b5).
+	 * when each renewed: hackbench ran markedly slower than under session groups.
 	 * Its lag still counts, at every renewal alike: a cgroup's tasks renewed at share 1 without it and
 	 * at less with it would be ordered among themselves by up to the lag bound.
 	 */

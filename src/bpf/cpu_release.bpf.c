@@ -11,7 +11,7 @@
  * directly (preempt_local_direct reads `released`). The CPU's running_priodl is 0 after the preempted
  * task's stopping, but that is not enough: from 7.0 the kernel's sched_ext deadline server runs our
  * tasks on a taken CPU now and then without a cpu_acquire, setting it again (a wake-up inserted there
- * then waited for the server's next turn: the cgroup suite's rt case, 2026-11-26).
+ * then waited for the server's next turn: the cgroup suite's rt case).
  */
 #include "vrq.bpf.h"
 

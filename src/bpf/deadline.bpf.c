@@ -44,8 +44,8 @@ static __always_inline void rebase_deadline(struct task_ctx *tctx, u32 q, u64 ni
 /*
  * Count which rule (vrq_effective_slice) gave the slice of a renewal: the target latency's, or a long
  * queue's (any other slice below rr_interval). Tested on the slice rather than as rule >=
- * VRQ_SLICE_FIT_ROUND, which counts the same renewals: the verifier walked 15k more instructions for
- * that with every mechanism on (2026-11-26).
+ * VRQ_SLICE_FIT_ROUND, which counts the same renewals: the verifier walks many more instructions for
+ * that with every mechanism on.
  */
 static __always_inline void count_slice_rule(u64 slice, u32 rule)
 {

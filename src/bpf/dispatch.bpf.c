@@ -148,7 +148,7 @@ static __always_inline bool prev_may_stay(s32 cpu, struct task_struct *prev)
  * nothing to run and stops, and it starts again only when the CPU's count of sched_ext tasks rises from
  * 0 -- never, while a task that may run only there waits (a per-CPU kworker, or any pinned task: the
  * sched_ext watchdog then ejected the scheduler; in two of seven boots the disabling itself hung behind a
- * kworker preempted inside an RCU read section. Traced on 7.3.4, 2026-11-26, d500e25). False on kernels
+ * kworker preempted inside an RCU read section; traced on 7.3.4). False on kernels
  * without scx_bpf_locked_rq, which have no such server.
  */
 struct rq *scx_bpf_locked_rq(void) __ksym __weak;	/* 6.18 on; common.bpf.h declares it strong */

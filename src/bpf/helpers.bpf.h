@@ -60,7 +60,7 @@ static __always_inline u32 online_cpus(void)
  * CPU that calls it, and a CPU in those windows -- which pushes its tasks to other CPUs through
  * enqueue on its way down -- can be left with that irq_work pending and its interrupt lost: every
  * later kick from the CPU is then dropped, and sched_ext's disable waits for the irq_work forever
- * (seen on Debian's 7.3.4 under QEMU 10.0.2, 2026-11-26: seven of eight CPUs off and back under 16
+ * (seen on Debian's 7.3.4 under QEMU 10.0.2: seven of eight CPUs off and back under 16
  * hogs, then the unload hung in free_kick_syncs until an NMI backtrace made the CPU run its
  * irq_works). Such a CPU claims no idle CPU and kicks nobody: a task it moves to an idle CPU is
  * rescheduled there by the kernel itself, and any other waits for the next dispatch.

@@ -85,7 +85,7 @@ static __always_inline u64 latency_waiters_rate(void)
  * the clock's if faster. clock_rate follows the waiters only on the tick (every 4 ms at HZ=250): a turn
  * begun right after a latency waiter arrived -- the turn of the task that won the dispatch its kick
  * caused -- got a whole rr_interval at the rate of before, and the waiter waited it out (a sleeper
- * beside two hogs, --under-share-first false: 8.2 ms at every wake-up with a 2 ms target, 2026-11-26).
+ * beside two hogs with --under-share-first false waited a whole rr_interval at every wake-up).
  */
 __hidden u64 turn_rate(void)
 {
@@ -169,8 +169,8 @@ __noinline int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 n
  * of the tasks renewed since, is paid back by a deadline that much further out (vrq_handoff_repayment:
  * the time added times the tasks per CPU it competes with, on its own offset's scale), and the count
  * starts again. A global function, walked once by the verifier, for the reason place_under_share is one:
- * inlined into refresh_deadline, its branches multiplied with its callers' (over a million instructions
- * verified instead of ~200k). Returns 0; @tctx NULL does nothing.
+ * inlined into refresh_deadline, its branches multiplied with its callers' and the verifier's walk grew
+ * several times over. Returns 0; @tctx NULL does nothing.
  */
 __noinline int repay_handoffs(struct task_ctx *tctx, u32 q, u64 queued, u64 slice)
 {

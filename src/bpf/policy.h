@@ -263,9 +263,9 @@ static __always_inline u64 vrq_group_multiplier(u64 group_avg, u64 tasks_avg)
  *   cgroup behind the furthest one has its deadlines brought earlier by as much, up to
  *   VRQ_CGROUP_LAG_MAX_NS, which corrects what the stretch leaves (turns cut short by wake-ups,
  *   cgroups coming and going). A cgroup that comes back from idle starts at most one rr_interval
- *   behind: sleeping earns no credit. The bound (250 ms) is twice the simulator's: in the guest
- *   (2 vCPUs, 2026-11-26) the stretch of 6 ms turns alone gave 1:1.9 for 1:3 and 1:6.5 for 1:10, and
- *   with a 120 ms lag 1:2.7 and 1:8.5, measured 1-7 s after the weights were written.
+ *   behind: sleeping earns no credit. The bound (250 ms) is twice the simulator's: in the guest the
+ *   stretch of 6 ms turns alone fell well short of the weights' ratios, and half this lag still short
+ *   (docs/measured.md).
  * Designed on the host (tests/cgroup_sim.c, "hyb6-120": every case within 10% of the target, where a
  * weighted version of the group multiplier gave 1:26 for 1:3); docs/design.md, "cgroup weights".
  */
@@ -634,8 +634,7 @@ static __always_inline int vrq_should_renew_short_run(s64 slice_left_ns, u64 avg
  * wait bounded by the target -- when it was woken (@woken) or is a short runner queued again
  * (@short_runner, --short-run-us). A long runner preempted by the task it woke is not one: with
  * --handoff-slice (below) it keeps its place in the queue instead, which served it better than
- * counting it as a waiter, with shorter turns ahead of it, did (2026-11-26-waker-waits: wake-up p99
- * 0.9-1.5x EEVDF's at 10 and 100 ms requests, where the hand-off rule gives 0.01-0.11x).
+ * counting it as a waiter, with shorter turns ahead of it, did (docs/experiments.md).
  */
 static __always_inline int vrq_latency_waiter(int woken, int short_runner)
 {
@@ -657,8 +656,8 @@ static __always_inline int vrq_latency_waiter(int woken, int short_runner)
  * renewed, and keep its CPU. Two, not one: held to one slice, or to one hand-off per renewal, the second
  * of two hand-offs close together went by and the worker waited a round -- most likely reqlat's worker
  * at a request's end, waking a waiter on its results lock and then its message thread, the first
- * topped up by a whole slice after its slice ran out (inferred, not traced) (wake-up p99 24-32 ms against
- * 0.3-0.5 ms without a bound, scheduler suite and probes, 2026-11-27).
+ * topped up by a whole slice after its slice ran out (inferred, not traced): the worker then waited a
+ * round again.
  */
 #define VRQ_HANDOFF_MAX_SLICES 2
 
@@ -1167,8 +1166,8 @@ static __always_inline u64 vrq_sticky_queue_offset(u64 rr_ns)
  * Which task leaving its CPU becomes sticky to it: one still runnable (@runnable: preempted, or its slice
  * ran out) that did not yield (@yielded) and is not a short runner (@short_runner, vrq_short_runner with
  * --short-run-us; none is with 0). A short runner is done within its next run wherever it runs, and the
- * latency waiters' rules already serve it: holding it for one CPU only delays it (1 ms requests, 2
- * workers per CPU: wake-up p99 1.066x the defaults' when every task was sticky, 2026-11-27). What
+ * latency waiters' rules already serve it: holding it for one CPU only delays it (1 ms request
+ * workers waited longer when every task was sticky). What
  * stickiness keeps in place is a long run's work: its working set, and what it holds for its CPU.
  */
 static __always_inline int vrq_becomes_sticky(int runnable, int yielded, int short_runner)

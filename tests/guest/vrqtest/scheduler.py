@@ -219,8 +219,15 @@ def as_user(uid, cmd):
     return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
 
 
+# What may follow a refusal's first line: clap's own help for a command-line error (a usage line, the valid
+# values, a suggestion, where to read more), at most this many lines of it.
+REFUSAL_HINT_LINES = 6
+
+
 def one_clear_line(res, needle):
-    """A refusal as the README promises it: failed, nothing on stdout, exactly one line on stderr,
-    and that line names the problem (`needle`)."""
+    """A refusal as the README promises it: failed, nothing on stdout, and the first line on stderr names
+    the problem (`needle`) by itself; what follows it, if anything, is clap's short help for a command-line
+    error (REFUSAL_HINT_LINES at most), never a backtrace or a log."""
     lines = [l for l in res.stderr.splitlines() if l.strip()]
-    return res.returncode != 0 and len(lines) == 1 and needle in lines[0] and not res.stdout.strip()
+    return (res.returncode != 0 and bool(lines) and needle in lines[0] and len(lines) <= 1 + REFUSAL_HINT_LINES
+            and not res.stdout.strip())
