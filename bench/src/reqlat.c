@@ -1,17 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
-// reqlat: a saturated request/worker latency probe, the shape sched_ext latency work is judged by
-// (schbench-like). MSG_THREADS message threads (default 1) each hand requests to their share of WORKERS
-// worker threads; each request is a fixed WORK_US of CPU work. A worker that finishes reports back and
-// its message thread hands it the next request at once, so with more workers than CPUs the machine stays
-// saturated. Measured per request:
+// reqlat: a request/worker latency probe, the shape sched_ext latency work is judged by (schbench-like).
+// MSG_THREADS message threads (default 1) each hand requests to their share of WORKERS worker threads;
+// each request is a fixed WORK_US of CPU work (calibrated before the threads start: a loop timed on this
+// CPU). Two modes:
+//
+// Closed loop (RATE absent or 0): a worker that finishes reports back and its message thread hands it the
+// next request at once, so with more workers than CPUs the machine stays saturated. Measured per request:
 //   wake latency    from the message thread waking the worker to the worker running (µs);
 //   request latency from handing the request out to its work being done (µs): wake-up, the work, and
 //                   every time the worker was preempted or waited for a CPU in between.
-// Prints "requests=N rps=X wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=.."
-// (µs) after SECONDS. The work is calibrated before the threads start (a loop timed on this CPU).
-//   reqlat SECONDS WORKERS [WORK_US [MSG_THREADS]]
+// Prints "requests=N rps=X wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=.." (µs).
+//
+// Open loop (RATE > 0 requests per second in all, ARRIVAL burst or even): requests arrive at a fixed rate
+// whatever the workers do, each message thread its share of RATE: "burst" posts each second's requests at
+// once at the start of the second (schbench -R's shape), "even" spaces them evenly (the message threads'
+// arrivals interleaved). A posted request waits in its message thread's queue (FIFO) until one of that
+// thread's workers takes it; a worker with nothing queued sleeps until a post wakes it. Arrivals stop after
+// SECONDS; the queues are then drained, so no late request is left out. Measured:
+//   wake latency     from a post waking an idle worker to that worker running (µs; only wake-ups);
+//   request latency  (service) from a worker starting on the request to its work being done (µs);
+//   response latency from the request's arrival (its nominal time) to its work being done (µs): the wait
+//                    in the queue as well.
+// Prints "requests=N rps=X rate=R wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=..
+// resp_p50=.. resp_p99=.. resp_p999=.." (µs), rps over the time from the first arrival to the last request
+// done.
+//   reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even]]]
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
+#include <string.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,7 +60,8 @@ struct worker {
 static struct worker *workers;
 static struct msg_thread *msgs;
 static long nworkers, nmsgs;
-static uint64_t work_loops, end_ns;
+static uint64_t work_loops, end_ns, start_ns_open;
+static long work_us_open;
 static uint64_t *wake_us, *req_us;
 static long nsamples, cap;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -116,6 +134,248 @@ static void *msg_main(void *arg)
 	return NULL;
 }
 
+// ---- open loop ----
+
+// One message thread's queue of pending requests (their arrival times) and its idle workers.
+struct open_queue {
+	pthread_mutex_t lock;
+	uint64_t *arrival;   // arrival[head .. tail - 1] are pending
+	long head, tail, cap;
+	long *idle, nidle;   // indices (into oworkers) of workers asleep waiting for a post
+	long first, count;   // its workers: oworkers[first .. first + count - 1]
+	double rate;         // its arrivals per second
+	double phase;        // its first even arrival, in inter-arrival times
+	int quit;
+};
+
+struct open_worker {
+	_Atomic uint32_t state; // SLEEPING, or AWAKE once a post (or the end) woke it
+	uint64_t woken_at;      // when the post woke it (0: woken by the end of the run)
+	struct open_queue *q;
+	long index;
+	char pad[32];
+};
+
+enum { SLEEPING, AWAKE };
+
+static struct open_queue *oqueues;
+static struct open_worker *oworkers;
+static uint64_t *resp_us, *owake_us;
+static long nowake;
+static uint64_t last_done_ns;
+static int burst;
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec at = { .tv_sec = t / 1000000000ull, .tv_nsec = t % 1000000000ull };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+		;
+}
+
+// Queue @n requests that arrived at arrival[0 .. n - 1] and wake as many idle workers (at most @n).
+static void post_requests(struct open_queue *q, const uint64_t *arrival, long n)
+{
+	struct open_worker *wake[64];
+	long nwake = 0, i;
+	uint64_t t;
+
+	pthread_mutex_lock(&q->lock);
+	for (i = 0; i < n && q->tail < q->cap; i++)
+		q->arrival[q->tail++] = arrival[i];
+	t = now_ns();
+	while (nwake < n && nwake < 64 && q->nidle > 0) {
+		struct open_worker *w = &oworkers[q->idle[--q->nidle]];
+
+		w->woken_at = t;
+		atomic_store(&w->state, AWAKE);
+		wake[nwake++] = w;
+	}
+	pthread_mutex_unlock(&q->lock);
+	for (i = 0; i < nwake; i++)
+		futex_wake(&wake[i]->state, 1);
+}
+
+static void *open_msg_main(void *arg)
+{
+	struct open_queue *q = arg;
+	uint64_t *batch;
+	long room = (long)q->rate + 2;
+
+	batch = calloc(room > 64 ? room : 64, sizeof(*batch));
+	if (!batch)
+		return NULL;
+	if (burst) {
+		// second s gets floor((s + 1) * rate) - floor(s * rate) arrivals, all at its start
+		for (long s = 0;; s++) {
+			uint64_t t = start_ns_open + (uint64_t)s * 1000000000ull;
+			long n = (long)((s + 1) * q->rate) - (long)(s * q->rate);
+
+			if (t >= end_ns)
+				break;
+			sleep_until(t);
+			for (long i = 0; i < n; i++)
+				batch[i] = t;
+			post_requests(q, batch, n);
+		}
+	} else {
+		// arrival j at (j + phase) / rate seconds; a late message thread posts every arrival due, each
+		// with its own time
+		double gap = 1e9 / q->rate;
+
+		for (long j = 0;;) {
+			uint64_t t = start_ns_open + (uint64_t)((j + q->phase) * gap), now;
+			long n = 0;
+
+			if (t >= end_ns)
+				break;
+			sleep_until(t);
+			now = now_ns();
+			for (; n < 64; j++, n++) {
+				t = start_ns_open + (uint64_t)((j + q->phase) * gap);
+				if (t > now || t >= end_ns)
+					break;
+				batch[n] = t;
+			}
+			post_requests(q, batch, n);
+		}
+	}
+	free(batch);
+	return NULL;
+}
+
+static void *open_worker_main(void *arg)
+{
+	struct open_worker *w = arg;
+	struct open_queue *q = w->q;
+	uint64_t arrival, started, done, woke;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		if (q->head < q->tail) {
+			arrival = q->arrival[q->head++];
+			pthread_mutex_unlock(&q->lock);
+			started = now_ns();
+			spin(work_loops);
+			done = now_ns();
+			pthread_mutex_lock(&lock);
+			if (nsamples < cap) {
+				req_us[nsamples] = (done - started) / 1000;
+				resp_us[nsamples] = done > arrival ? (done - arrival) / 1000 : 0;
+				nsamples++;
+			}
+			if (done > last_done_ns)
+				last_done_ns = done;
+			pthread_mutex_unlock(&lock);
+			pthread_mutex_lock(&q->lock);
+			continue;
+		}
+		if (q->quit)
+			break;
+		q->idle[q->nidle++] = w->index;
+		atomic_store(&w->state, SLEEPING);
+		pthread_mutex_unlock(&q->lock);
+		while (atomic_load(&w->state) == SLEEPING)
+			futex_wait(&w->state, SLEEPING);
+		woke = now_ns();
+		pthread_mutex_lock(&q->lock);
+		if (w->woken_at) {
+			pthread_mutex_lock(&lock);
+			if (nowake < cap)
+				owake_us[nowake++] = (woke - w->woken_at) / 1000;
+			pthread_mutex_unlock(&lock);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static int run_open(double secs, double rate)
+{
+	uint64_t start, t;
+	pthread_t *tids, *msg_tids;
+	long i;
+
+	oqueues = calloc(nmsgs, sizeof(*oqueues));
+	oworkers = aligned_alloc(64, sizeof(*oworkers) * nworkers);
+	tids = calloc(nworkers, sizeof(*tids));
+	msg_tids = calloc(nmsgs, sizeof(*msg_tids));
+	resp_us = calloc(cap, sizeof(*resp_us));
+	owake_us = calloc(cap, sizeof(*owake_us));
+	if (!oqueues || !oworkers || !tids || !msg_tids || !resp_us || !owake_us) {
+		perror("reqlat: alloc");
+		return 1;
+	}
+	for (i = 0; i < nmsgs; i++) {
+		struct open_queue *q = &oqueues[i];
+
+		pthread_mutex_init(&q->lock, NULL);
+		q->first = i * nworkers / nmsgs;
+		q->count = (i + 1) * nworkers / nmsgs - q->first;
+		q->rate = rate / nmsgs;
+		q->phase = (double)i / nmsgs;
+		q->cap = (long)(q->rate * secs) + 64;
+		q->arrival = calloc(q->cap, sizeof(*q->arrival));
+		q->idle = calloc(q->count, sizeof(*q->idle));
+		if (!q->arrival || !q->idle) {
+			perror("reqlat: alloc");
+			return 1;
+		}
+		for (long j = q->first; j < q->first + q->count; j++)
+			oworkers[j] = (struct open_worker){ .state = AWAKE, .q = q, .index = j };
+	}
+	for (i = 0; i < nworkers; i++) {
+		if (pthread_create(&tids[i], NULL, open_worker_main, &oworkers[i])) {
+			perror("reqlat: pthread_create");
+			return 1;
+		}
+	}
+	start = now_ns() + 20 * 1000 * 1000; // every worker asleep in its queue before the first arrival
+	start_ns_open = start;
+	end_ns = start + (uint64_t)(secs * 1e9);
+	for (i = 0; i < nmsgs; i++) {
+		if (pthread_create(&msg_tids[i], NULL, open_msg_main, &oqueues[i])) {
+			perror("reqlat: pthread_create");
+			return 1;
+		}
+	}
+	for (i = 0; i < nmsgs; i++)
+		pthread_join(msg_tids[i], NULL);
+	// arrivals are over: each queue drains, then its workers go
+	for (i = 0; i < nmsgs; i++) {
+		struct open_queue *q = &oqueues[i];
+		long n;
+
+		pthread_mutex_lock(&q->lock);
+		q->quit = 1;
+		for (n = q->nidle; n > 0; n--) {
+			struct open_worker *w = &oworkers[q->idle[n - 1]];
+
+			w->woken_at = 0;
+			atomic_store(&w->state, AWAKE);
+			futex_wake(&w->state, 1);
+		}
+		q->nidle = 0;
+		pthread_mutex_unlock(&q->lock);
+	}
+	for (i = 0; i < nworkers; i++)
+		pthread_join(tids[i], NULL);
+	t = last_done_ns > start ? last_done_ns : now_ns();
+	qsort(owake_us, nowake, sizeof(*owake_us), cmp_u64);
+	qsort(req_us, nsamples, sizeof(*req_us), cmp_u64);
+	qsort(resp_us, nsamples, sizeof(*resp_us), cmp_u64);
+	printf("requests=%ld rps=%.1f rate=%.2f wake_p50=%llu wake_p99=%llu wake_p999=%llu wakeups=%ld req_p50=%llu "
+	       "req_p99=%llu req_p999=%llu resp_p50=%llu resp_p99=%llu resp_p999=%llu work_us=%llu workers=%ld "
+	       "msg_threads=%ld arrival=%s\n",
+	       nsamples, nsamples / ((t - start) / 1e9), rate, (unsigned long long)pct(owake_us, nowake, 0.5),
+	       (unsigned long long)pct(owake_us, nowake, 0.99), (unsigned long long)pct(owake_us, nowake, 0.999),
+	       nowake, (unsigned long long)pct(req_us, nsamples, 0.5), (unsigned long long)pct(req_us, nsamples, 0.99),
+	       (unsigned long long)pct(req_us, nsamples, 0.999), (unsigned long long)pct(resp_us, nsamples, 0.5),
+	       (unsigned long long)pct(resp_us, nsamples, 0.99), (unsigned long long)pct(resp_us, nsamples, 0.999),
+	       (unsigned long long)work_us_open, nworkers, nmsgs, burst ? "burst" : "even");
+	return nsamples ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 0;
@@ -124,15 +384,31 @@ int main(int argc, char **argv)
 	long i;
 	pthread_t *tids, *msg_tids;
 
+	double rate = argc > 5 ? atof(argv[5]) : 0;
+	const char *arrival = argc > 6 ? argv[6] : "burst";
+
 	nworkers = argc > 2 ? atol(argv[2]) : 0;
 	nmsgs = argc > 4 ? atol(argv[4]) : 1;
-	if (secs <= 0 || nworkers < 1 || work_us < 1 || nmsgs < 1 || nmsgs > nworkers) {
-		fprintf(stderr, "usage: reqlat SECONDS WORKERS [WORK_US [MSG_THREADS]]  (WORKERS >= 1, WORK_US >= 1, "
-				"default 1000; 1 <= MSG_THREADS <= WORKERS, default 1)\n");
+	burst = !strcmp(arrival, "burst");
+	if (secs <= 0 || nworkers < 1 || work_us < 1 || nmsgs < 1 || nmsgs > nworkers || rate < 0 ||
+	    (!burst && strcmp(arrival, "even"))) {
+		fprintf(stderr, "usage: reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even]]]  (WORKERS >= 1, "
+				"WORK_US >= 1, default 1000; 1 <= MSG_THREADS <= WORKERS, default 1; RATE requests/s in "
+				"all, open loop; 0 or absent: closed loop)\n");
 		return 2;
 	}
 	work_loops = calibrate(work_us);
 	cap = (long)(secs * 1e6 / work_us * 4) + 1000;
+	if (rate > 0) {
+		cap = (long)(rate * secs) + 1000;
+		req_us = calloc(cap, sizeof(*req_us));
+		if (!req_us) {
+			perror("reqlat: alloc");
+			return 1;
+		}
+		work_us_open = work_us;
+		return run_open(secs, rate);
+	}
 	workers = aligned_alloc(64, sizeof(*workers) * nworkers);
 	msgs = aligned_alloc(64, sizeof(*msgs) * nmsgs);
 	tids = calloc(nworkers, sizeof(*tids));

@@ -258,7 +258,8 @@ class TestInstruments(unittest.TestCase):
                   "stress-pipe", "stress-cpu", "stress-fork", "stress-switch"]
     TIMING = ["wakelat-100", "wakelat-150", "pipe", "reqlat", "interactive-alone", "interactive-4x",
               "interactive-16x", *workloads.WORKLOAD_GROUPS["reqlat-surface"], *workloads.WORKLOAD_GROUPS["frames"],
-              *workloads.WORKLOAD_GROUPS["schbench"]]
+              *workloads.WORKLOAD_GROUPS["schbench"], *workloads.WORKLOAD_GROUPS["sleeper-surface"],
+              *workloads.WORKLOAD_GROUPS["reqlat-open"]]
 
     def test_every_workload_has_the_instrument_that_can_see_it(self):
         self.assertEqual(sorted(self.THROUGHPUT + self.TIMING), sorted(WORKLOADS))
@@ -476,6 +477,183 @@ class TestSchbench(unittest.TestCase):
         self.assertEqual((metrics["req_p99_us"], metrics["secs"]), (32480, workloads.SCHBENCH_MIN_SECS))
         for w in workloads.WORKLOAD_GROUPS["schbench"]:
             self.assertEqual((WORKLOADS[w]["instrument"], WORKLOADS[w]["named"]), ("instructions", True))
+
+
+class FakeLoad:
+    """A stand-in for workloads.Background that records what it was asked to start and whether it stopped."""
+    started = []
+
+    def __init__(self, ctx, cmd, nice_idle=False, nice=0, cpu=None):
+        self.cmd, self.nice, self.cpu, self.stopped = cmd, nice, cpu, False
+        FakeLoad.started.append(self)
+
+    def stop(self):
+        self.stopped = True
+
+
+def fake_probe(stdout="", stderr=""):
+    """A fake workloads._sh that answers every command with the given output; its .calls lists the commands."""
+    def sh(cmd, **kw):
+        sh.calls.append(cmd)
+        return types.SimpleNamespace(stdout=stdout, stderr=stderr)
+    sh.calls = []
+    return sh
+
+
+class TestSleeperSurface(unittest.TestCase):
+    """The sleeper surface (issue 46): a family of points around one centre, each axis moved alone, cyclictest's
+    four points beside, the probe's and cyclictest's outputs parsed, the hogs started as each point says."""
+    LINE = ("samples=2980 periods=3000 missed=20 p50=8 p99=640 p999=1200 max=3000 waker_p50=0 waker_p99=0 "
+            "cpu0_n=1000 cpu0_p50=5 cpu0_p99=300 cpu1_n=1980 cpu1_p50=210 cpu1_p99=900 source=timer period_us=1000 "
+            "work_us=0\n")
+
+    def test_a_family_around_the_centre_named_together(self):
+        points = workloads.WORKLOAD_GROUPS["sleeper-surface"]
+        self.assertTrue(15 <= len(points) <= 25, len(points))
+        for p in points:
+            self.assertEqual((WORKLOADS[p]["instrument"], WORKLOADS[p]["named"]), ("instructions", True), p)
+            self.assertEqual(WORKLOADS[p]["primary"], "p99_us")
+        centre = workloads.SLEEPER_CENTRE
+        family = workloads.sleeper_points()
+        self.assertEqual(family[0], centre)
+        for pt in family[1:]:  # each moves one axis only
+            self.assertEqual(sum(pt[k] != centre[k] for k in centre), 1, pt)
+        moved = {k for pt in family for k in centre if pt[k] != centre[k]}
+        self.assertEqual(moved, set(centre))
+        self.assertEqual({pt["period_us"] for pt in family}, {250, 1000, 4000, 16000})
+        self.assertEqual({pt["hogs"] for pt in family}, {0, 1, 2, 4})
+        self.assertEqual({pt["source"] for pt in family}, set(workloads.SLEEPER_SOURCES))
+        self.assertEqual({pt["work_pct"] for pt in family}, {0, 10, 50})
+        self.assertIn("sleeper-1ms-h2-w0-timer", points)
+        self.assertIn("sleeper-1ms-h2n19-w0-timer", points)
+        self.assertEqual([p for p in points if p.startswith("cyclictest-")],
+                         ["cyclictest-1ms-h0", "cyclictest-1ms-h1", "cyclictest-1ms-h2", "cyclictest-4ms-h2"])
+        plan = cli.make_plan(cli.parser().parse_args(["run", "--workloads", "sleeper-surface", "--cpus", "2"]))
+        self.assertEqual(plan["workloads"], points)
+
+    def test_the_probe_line_parsed_with_its_per_cpu_figures(self):
+        m = workloads.parse_sleeper(self.LINE)
+        self.assertEqual((m["p50_us"], m["p99_us"], m["p999_us"], m["max_us"], m["missed"], m["samples"]),
+                         (8, 640, 1200, 3000, 20, 2980))
+        self.assertEqual((m["cpu0_n"], m["cpu0_p50_us"], m["cpu1_n"], m["cpu1_p99_us"]), (1000, 5, 1980, 900))
+        self.assertNotIn("source", m)
+
+    def run_point(self, name, secs=3, ncpu=2, out=None):
+        FakeLoad.started = []
+        sh = fake_probe(out or self.LINE)
+        with unittest.mock.patch.object(workloads, "Background", FakeLoad), \
+             unittest.mock.patch.object(workloads, "_sh", sh), \
+             unittest.mock.patch.object(workloads.time, "sleep", lambda s: None):
+            m = WORKLOADS[name]["run"]({"ncpu": ncpu, "secs": secs, "probes": "/p", "instrument": "instructions"})
+        return m, sh.calls, FakeLoad.started
+
+    def test_each_point_runs_its_probe_beside_its_hogs(self):
+        m, calls, hogs = self.run_point("sleeper-1ms-h2-w0-timer")
+        self.assertEqual(calls, [["/p/sleeper", "3", "1000", "0", "timer"]])
+        self.assertEqual([(h.cmd, h.nice, h.cpu, h.stopped) for h in hogs], [(":", 0, None, True)] * 4)
+        self.assertEqual((m["p99_us"], m["secs"]), (640, 3))
+        # 500 periods of 16 ms need 8 s; 4 hogs per CPU at nice 19 are 8 hogs; 10% of 1 ms is 100 us of work
+        self.assertEqual(self.run_point("sleeper-16ms-h2-w0-timer")[1], [["/p/sleeper", "8", "16000", "0", "timer"]])
+        _, _, hogs = self.run_point("sleeper-1ms-h2n19-w0-timer")
+        self.assertEqual({h.nice for h in hogs}, {19})
+        self.assertEqual(len(self.run_point("sleeper-1ms-h4-w0-timer")[2]), 8)
+        self.assertEqual(self.run_point("sleeper-1ms-h0-w0-timer")[2], [])
+        self.assertEqual(self.run_point("sleeper-1ms-h2-w10-timer")[1][0][2:4], ["1000", "100"])
+        self.assertEqual(self.run_point("sleeper-1ms-h2-w0-epoll")[1][0][-1], "epoll")
+        # on one CPU: the sleeper and its two hogs pinned to the last CPU, the other idle
+        _, calls, hogs = self.run_point("sleeper-1ms-h2-w0-timer-onecpu")
+        self.assertEqual(calls, [["taskset", "-c", "1", "/p/sleeper", "3", "1000", "0", "timer"]])
+        self.assertEqual([(h.cpu, h.stopped) for h in hogs], [(1, True)] * 2)
+
+    HIST = ("# /dev/cpu_dma_latency set to 0us\n# Histogram\n000000 000000\n000004 000900\n000005 000080\n"
+            "000300 000010\n000900 000005\n# Total: 000000995\n# Min Latencies: 00004\n# Avg Latencies: 00007\n"
+            "# Max Latencies: 02500\n# Histogram Overflows: 00002\n# Histogram Overflow at cycle number:\n"
+            "# Thread 0: 00193 00200\n")
+
+    def test_cyclictest_histogram_parsed_overflows_at_the_max(self):
+        m = workloads.parse_cyclictest(self.HIST, 1000, 1)
+        # 997 samples: 900 at 4, 80 at 5, 10 at 300, 5 at 900, 2 beyond the histogram (counted at the max)
+        self.assertEqual((m["samples"], m["overflows"], m["max_us"], m["missed"]), (997, 2, 2500, 3))
+        self.assertEqual((m["p50_us"], m["p99_us"], m["p999_us"]), (4, 300, 2500))
+        with self.assertRaises(RuntimeError):
+            workloads.parse_cyclictest("defaulting realtime priority to 2\n", 1000, 1)
+
+    def test_cyclictest_runs_at_sched_other(self):
+        m, calls, hogs = self.run_point("cyclictest-4ms-h2", out=self.HIST)
+        # -p 0 alone would run it at SCHED_FIFO 2: the policy is named
+        self.assertEqual(calls, [["cyclictest", "-m", "-q", "--policy=other", "-p", "0", "-t", "1", "-i", "4000", "-D",
+                                  "3", "-h", str(workloads.CYCLICTEST_HIST_US)]])
+        self.assertEqual(len(hogs), 4)
+        self.assertEqual(m["p50_us"], 4)
+        self.assertEqual(self.run_point("cyclictest-1ms-h0", out=self.HIST)[2], [])
+
+
+class TestOpenLoop(unittest.TestCase):
+    """Open-loop requests (issue 45): arrivals at a fraction of the machine's nominal capacity, burst or even,
+    service and response latency parsed; schbench's -R mode at a fraction of its saturated rate."""
+    LINE = ("requests=240 rps=35.9 rate=36.00 wake_p50=12 wake_p99=900 wake_p999=1500 wakeups=200 req_p50=50000 "
+            "req_p99=90000 req_p999=95000 resp_p50=60000 resp_p99=400000 resp_p999=420000 work_us=25000 workers=4 "
+            "msg_threads=2 arrival=even\n")
+
+    def test_points_named_together(self):
+        points = workloads.WORKLOAD_GROUPS["reqlat-open"]
+        self.assertEqual(len(points), 3 * 3 * 2 + 2)
+        self.assertIn("reqlat-open-25ms-60-burst", points)
+        self.assertEqual(points[-2:], ["schbench-open-60", "schbench-open-90"])
+        for p in points:
+            self.assertEqual((WORKLOADS[p]["instrument"], WORKLOADS[p]["named"]), ("instructions", True), p)
+        self.assertNotIn("reqlat-open", workloads.WORKLOAD_GROUPS["reqlat-surface"])
+
+    def test_the_line_parsed(self):
+        m = workloads.parse_reqlat_open(self.LINE)
+        self.assertEqual((m["req_p99_us"], m["resp_p99_us"], m["resp_p999_us"], m["wake_p50_us"], m["rps"], m["rate"]),
+                         (90000, 400000, 420000, 12, 35.9, 36.0))
+
+    def test_capacity_is_one_cpu_on_the_instruction_clock(self):
+        self.assertEqual(workloads.request_capacity({"ncpu": 2, "instrument": "instructions"}, 25000), 40)
+        self.assertEqual(workloads.request_capacity({"ncpu": 2, "instrument": "warm-up"}, 25000), 40)
+        self.assertEqual(workloads.request_capacity({"ncpu": 2, "instrument": "parallel"}, 25000), 80)
+        self.assertEqual(workloads.request_capacity({"ncpu": 4, "instrument": "native"}, 1000), 4000)
+
+    def run_point(self, name, out, secs=3):
+        sh = fake_probe(out, out)
+        with unittest.mock.patch.object(workloads, "_sh", sh):
+            m = WORKLOADS[name]["run"]({"ncpu": 2, "secs": secs, "probes": "/p", "instrument": "instructions"})
+        return m, sh.calls
+
+    def test_rate_arrivals_and_the_longer_run_of_a_light_load(self):
+        m, calls = self.run_point("reqlat-open-25ms-90-even", self.LINE)
+        self.assertEqual(calls, [["/p/reqlat", "3", "4", "25000", "2", "36", "even"]])
+        self.assertEqual((m["capacity"], m["load_pct"], m["secs"], m["resp_p99_us"]), (40, 90, 3, 400000))
+        # 30% of 40/s is 12/s: 100 requests take 9 whole seconds
+        self.assertEqual(self.run_point("reqlat-open-25ms-30-burst", self.LINE)[1],
+                         [["/p/reqlat", "9", "4", "25000", "2", "12", "burst"]])
+        self.assertEqual(self.run_point("reqlat-open-1ms-60-burst", self.LINE)[1],
+                         [["/p/reqlat", "3", "4", "1000", "2", "600", "burst"]])
+
+    def test_schbench_rps_mode(self):
+        ctx = {"ncpu": 2, "instrument": "instructions"}
+        self.assertEqual([workloads.schbench_open_rate(ctx, p) for p in (30, 60, 90)], [4, 10, 14])
+        m, calls = self.run_point("schbench-open-90", TestSchbench.FINAL)
+        self.assertEqual(calls, [["/p/schbench", "-m", "2", "-t", "2", "-R", "14", "-r",
+                                  str(workloads.SCHBENCH_MIN_SECS)]])
+        self.assertEqual((m["req_p99_us"], m["rate"], m["load_pct"]), (32480, 14.0, 90))
+
+    def test_report_tables(self):
+        sleeper = {"p50_us": 5, "p99_us": 600, "p999_us": 900, "missed": 3}
+        opened = {"wake_p50_us": 10, "wake_p99_us": 900, "req_p50_us": 1, "req_p99_us": 2, "req_p999_us": 3,
+                  "resp_p50_us": 4, "resp_p99_us": 5, "resp_p999_us": 6, "rps": 36.0}
+        metrics = {"sleeper-1ms-h2-w0-timer": {"eevdf": [sleeper] * 3, "vrq-llc": [dict(sleeper, p50_us=50)] * 3},
+                   "reqlat-open-25ms-90-even": {"eevdf": [opened] * 3, "vrq-llc": [dict(opened, resp_p99_us=10)] * 3}}
+        with tempfile.TemporaryDirectory() as d:
+            write_run(d, metrics, {w: "instructions" for w in metrics})
+            report.report(d)
+            md = read(os.path.join(d, "report.md"))
+        self.assertIn("## The sleeper surface (instrument: instructions)", md)
+        self.assertIn("| sleeper-1ms-h2-w0-timer | eevdf | 5 | 600 | 900 | 3 |", md)
+        self.assertIn("| sleeper-1ms-h2-w0-timer | vrq-llc | 50 (10.000", md)
+        self.assertIn("## Open-loop requests (instrument: instructions)", md)
+        self.assertIn("| reqlat-open-25ms-90-even | vrq-llc | 10 (1.000", md)
 
 
 class TestFrames(unittest.TestCase):

@@ -94,8 +94,8 @@ def make_plan(a):
         # its digest, so that a resumed run cannot mix two bases under one name
         with open(a.base_binary, "rb") as f:
             base = {"base_binary": hashlib.sha256(f.read()).hexdigest()}
-    elif "vrq-base" in schedulers:
-        sys.exit("bench: vrq-base runs the build --base-binary PATH names; none was given")
+    elif any(SCHEDULERS[s].get("base") for s in schedulers):
+        sys.exit("bench: vrq-base and vrq-base-bfs run the build --base-binary PATH names; none was given")
     runs = a.runs if a.runs is not None else (3 if a.quick else 10)
     secs = a.secs if a.secs is not None else (8 if a.quick else 30)
     if runs < 1 or secs < 1 or (a.build_units is not None and a.build_units < 1):
@@ -168,14 +168,22 @@ def cmd_run(a):
               flush=True)
     print(f"bench: results -> {out}", flush=True)
 
-    if sh([os.path.join(REPO, "tools", "build")], stdout=subprocess.DEVNULL).returncode != 0:
+    if a.no_build:
+        missing = [c[0] for c in (SCHEDULERS[s]["cmd"](REPO) for s in plan["schedulers"]
+                                                if not SCHEDULERS[s].get("base"))
+                   if c and not os.path.exists(c[0])]
+        if missing:
+            sys.exit(f"bench: --no-build, and {', '.join(sorted(set(missing)))} missing")
+    elif sh([os.path.join(REPO, "tools", "build")], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("bench: build failed")
     if sh(["make", "-s", "-C", os.path.join(REPO, "bench", "src")]).returncode != 0:
         sys.exit("bench: building the probes failed")
     install_peers(list(plan["peer_versions"]))
     if a.base_binary:
         os.makedirs(os.path.dirname(os.path.join(REPO, BASE_BINARY)), exist_ok=True)
-        shutil.copy2(a.base_binary, os.path.join(REPO, BASE_BINARY))
+        if not os.path.exists(os.path.join(REPO, BASE_BINARY)) or not os.path.samefile(
+                a.base_binary, os.path.join(REPO, BASE_BINARY)):
+            shutil.copy2(a.base_binary, os.path.join(REPO, BASE_BINARY))
 
     failed = []
     for instrument, ws in boots:
@@ -207,12 +215,13 @@ def cmd_list(_):
         print(f"  {w:18} {d['instrument']:12} {d['desc']} ({d['primary']}, {'higher' if d['higher'] else 'lower'} is better)"
               + (" [only when named]" if d.get("named") else ""))
     for g, ws in WORKLOAD_GROUPS.items():
-        print(f"  {g:18} the {len(ws)} workloads above named {ws[0].split('-')[0]}-* (only when named)")
+        print(f"  {g:18} the {len(ws)} workloads above from {ws[0]} to {ws[-1]} (only when named)")
     print("schedulers:", ", ".join(DEFAULT_SCHEDULERS))
     named = [s for s in SCHEDULERS if s not in DEFAULT_SCHEDULERS]
     print("  only when named, scx_vrq with named flags (variants of its defaults):",
-          ", ".join(s for s in named if SCHEDULERS[s].get("vrq") and not s.endswith("-again") and s != "vrq-base"))
-    print("  with --base-binary PATH: vrq-base (that build of scx_vrq, with its defaults)")
+          ", ".join(s for s in named if SCHEDULERS[s].get("vrq") and not s.endswith("-again") and not SCHEDULERS[s].get("base")))
+    print("  with --base-binary PATH: vrq-base (that build of scx_vrq, with its defaults), vrq-base-bfs (that build "
+          "with --profile bfs)")
     print("  only when named, A/A checks (a scheduler again under another name):",
           ", ".join(s for s in named if s.endswith("-again")))
     installed = installed_peer_versions(REPO)
@@ -252,7 +261,9 @@ def parser():
     r.add_argument("--secs", type=int, help="length of the timed loads (latency, interactive, fork/wait)")
     r.add_argument("--workloads", help="comma-separated (bench list); default all but those only when named; "
                    "reqlat-surface: every point of the request/worker surface; frames: the four frame-pacing loads; "
-                   "schbench: schbench at 1, 2 and 4 workers per CPU")
+                   "schbench: schbench at 1, 2 and 4 workers per CPU; sleeper-surface: the periodic sleeper "
+                   "(project probe and cyclictest) beside CPU hogs; reqlat-open: open-loop requests at 30/60/90%% "
+                   "of capacity and schbench -R")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")
@@ -274,6 +285,9 @@ def parser():
                    help="another build of scx_vrq (a change's base) to run as vrq-base, with the defaults, "
                         "interleaved with this build's vrq-llc in the same boot; bench/vs-baseline DIR judges "
                         "the two (copied to " + BASE_BINARY + " for the guest)")
+    r.add_argument("--no-build", action="store_true",
+                   help="use target/release/scx_vrq as it is (do not run tools/build, which rebuilds it from the "
+                        "work tree); the probes are built all the same")
     r.add_argument("--native", action="store_true", help="run here (root, sched_ext kernel), not in the VM")
     r.add_argument("--cpus", type=int, help="VM vCPUs (default: the host's cores, or what --topology gives)")
     r.add_argument("--topology", help="VM sockets:cores:threads (default 1:CPUS:1, one LLC)")

@@ -269,6 +269,8 @@ def markdown(plan, summary, machine):
             lines.append(f"| {s} | " + " | ".join(fmt_ratio(summary[w]["schedulers"][s]) for w in present) + " |")
         lines.append("")
     lines += surface_lines(plan, summary)
+    lines += sleeper_lines(plan, summary)
+    lines += open_lines(plan, summary)
     for w, ws in summary.items():
         better = "higher is better" if ws["higher_is_better"] else "lower is better"
         lines.append(f"## {w}: {ws['desc']} ({ws['primary']}, {better})")
@@ -366,6 +368,61 @@ def surface_lines(plan, summary):
             lines.append(f"| {w} | {s} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines
+
+
+SLEEPER_COLS = (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"), ("missed", "missed periods"))
+OPEN_COLS = (("wake_p50_us", "wake-up p50"), ("wake_p99_us", "wake-up p99"), ("req_p99_us", "request p99"),
+             ("resp_p50_us", "response p50"), ("resp_p99_us", "response p99"), ("resp_p999_us", "response p99.9"))
+
+
+def _group_table(plan, summary, points, cols, with_rps):
+    """A row per point and scheduler: each cell the mean (min and max dropped) and, beside EEVDF's, the ratio to
+    it with its interval and verdict."""
+    lines = ["| point | scheduler | " + " | ".join(label for _, label in cols) + (" | requests/s |" if with_rps else " |"),
+             "|---|---|" + "---|" * (len(cols) + with_rps)]
+    for w in points:
+        ws = summary[w]
+        for s in plan["schedulers"]:
+            cells = []
+            for key, _ in cols:
+                e = ws["percentiles"][key]["schedulers"][s]
+                cells.append(_fmt(e.get("mean"), 0) if s == BASELINE else f"{_fmt(e.get('mean'), 0)} ({fmt_ratio(e)})")
+            if with_rps:
+                e = ws.get("rps", {}).get("schedulers", {}).get(s, {})
+                cells.append(_fmt(e.get("mean"), 1) if s == BASELINE else f"{_fmt(e.get('mean'), 1)} ({fmt_ratio(e)})")
+            lines.append(f"| {w} | {s} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
+def sleeper_lines(plan, summary):
+    """The sleeper surface (issue 46) in one table: wake-up p50/p99/p99.9 µs and missed periods per point."""
+    points = [w for w in WORKLOAD_GROUPS["sleeper-surface"] if w in summary]
+    if not points:
+        return []
+    return [f"## The sleeper surface (instrument: {', '.join(sorted({summary[w]['instrument'] for w in points}))})",
+            "", "Each point `sleeper-PERIOD-hHOGS[n19]-wWORK-SOURCE[-onecpu]`: the project's periodic sleeper, woken "
+            "every PERIOD by SOURCE, doing WORK % of the period in CPU work, beside HOGS CPU hogs per CPU (at nice 19 "
+            "with `n19`; `-onecpu`: sleeper and hogs on the last CPU, the others idle); `cyclictest-PERIOD-hHOGS`: "
+            "cyclictest at SCHED_OTHER. Cells: mean (µs; periods), and in parentheses the ratio to EEVDF with its "
+            "interval and verdict; below 1 is better.", "",
+            *_group_table(plan, summary, points, SLEEPER_COLS, False)]
+
+
+def open_lines(plan, summary):
+    """The open-loop request load (issue 45) in one table: wake-up, request (service) and response latency and
+    requests/s per point."""
+    points = [w for w in WORKLOAD_GROUPS["reqlat-open"] if w in summary]
+    if not points:
+        return []
+    cols = [c for c in OPEN_COLS if all(c[0] in summary[w]["percentiles"] for w in points)]
+    return [f"## Open-loop requests (instrument: {', '.join(sorted({summary[w]['instrument'] for w in points}))})",
+            "", "Each point `reqlat-open-WORK-LOAD-burst|even`: requests of WORK arriving at LOAD % of nominal "
+            "capacity, each second's at once (burst) or evenly spaced; request latency is service (a worker's start "
+            "to its end), response from the arrival to the end; `schbench-open-LOAD`: schbench -R at LOAD % of its "
+            "saturated rate (service only). Cells: mean (µs; requests/s), and in parentheses the ratio to EEVDF "
+            "with its interval and verdict; latency below 1, requests/s above 1 is better.", "",
+            *_group_table(plan, summary, points, cols, True)]
 
 
 def plots(out, summary):

@@ -47,7 +47,11 @@ SCHEDULERS = {
     "vrq-global": {"cmd": _vrq("--queue", "global"), "vrq": True},
     "vrq-llc": {"cmd": _vrq("--queue", "llc"), "vrq": True},
     # another build's defaults (--base-binary: the base of a change), beside vrq-llc, this build's
-    "vrq-base": {"cmd": lambda repo: [f"{repo}/{BASE_BINARY}", "--queue", "llc"], "vrq": True, "variant": True},
+    "vrq-base": {"cmd": lambda repo: [f"{repo}/{BASE_BINARY}", "--queue", "llc"], "vrq": True, "variant": True,
+                 "base": True},
+    # the same build as BFS was (--profile bfs): a change's base and pure BFS from one binary
+    "vrq-base-bfs": {"cmd": lambda repo: [f"{repo}/{BASE_BINARY}", "--profile", "bfs"], "vrq": True,
+                     "variant": True, "base": True},
     "vrq-cpu": {"cmd": _vrq("--queue", "cpu"), "vrq": True},
     "bpfland": {"cmd": _peer("scx_bpfland"), "peer": "scx_bpfland"},
     "lavd": {"cmd": _peer("scx_lavd"), "peer": "scx_lavd"},

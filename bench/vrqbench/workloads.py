@@ -4,6 +4,7 @@ instrument that can see what it measures (vrqbench/instruments.py): throughput n
 parallelism, latency, fairness and scheduler cost need a clock the host's load cannot move."""
 
 import glob
+import math
 import os
 import re
 import shutil
@@ -35,8 +36,9 @@ class Background:
     as a session of its own, as from another login; with `bench run --cgroups sessions` also in a
     session scope cgroup of its own (vrqbench/sessions.py), removed when it stops."""
 
-    def __init__(self, ctx, cmd, nice_idle=False, nice=0):
-        prefix = (["chrt", "-i", "0"] if nice_idle else []) + (["nice", "-n", str(nice)] if nice else [])
+    def __init__(self, ctx, cmd, nice_idle=False, nice=0, cpu=None):
+        prefix = ((["taskset", "-c", str(cpu)] if cpu is not None else []) + (["chrt", "-i", "0"] if nice_idle else [])
+                  + (["nice", "-n", str(nice)] if nice else []))
         self.sessions = ctx.get("sessions")
         self.scope = self.sessions.new_scope() if self.sessions else None
         self.proc = subprocess.Popen(prefix + ["/bin/sh", "-c", f"while :; do {cmd}; done"],
@@ -223,6 +225,235 @@ def surface_points():
             for m in SURFACE_MSGS]
 
 
+# ---- open-loop request load (issue 45) ----
+
+# Instruments whose CPUs run in parallel; on the instruction clock every vCPU draws on one instruction
+# stream (parallel speed-up 1 by construction), so the machine does one CPU's work per second whatever its
+# vCPUs.
+PARALLEL_INSTRUMENTS = ("parallel", "native")
+
+
+def parallel_cpus(ctx):
+    """How many CPUs' work the machine does per second: its CPUs, or 1 on the instruction clock (and in that
+    boot's warm-up)."""
+    return ctx["ncpu"] if ctx.get("instrument") in PARALLEL_INSTRUMENTS else 1
+
+
+def request_capacity(ctx, work_us):
+    """The machine's nominal request capacity, requests/s: parallel CPUs x 1e6 / work_us. The open-loop loads
+    are defined as a fraction of it, so that every scheduler in a boot gets the same arrivals; EEVDF's
+    saturated closed-loop rate (the request surface's reqlat points) lies within a few % of it, the
+    message threads' and switches' overhead."""
+    return parallel_cpus(ctx) * 1e6 / work_us
+
+
+# An open-loop point runs long enough for this many requests at least (whole seconds: a burst is a second's)
+OPEN_MIN_REQUESTS = 100
+OPEN_MSGS, OPEN_WORKERS_PER_MSG = 2, 2  # issue 45's shape: 2 message threads x 2 workers each
+OPEN_WORK = {"25ms": 25000, "10ms": 10000, "1ms": 1000}
+OPEN_LOADS = (30, 60, 90)
+OPEN_ARRIVALS = ("burst", "even")
+OPEN_PERCENTILES = ["wake_p50_us", "wake_p99_us", "req_p50_us", "req_p99_us", "req_p999_us", "resp_p50_us",
+                    "resp_p99_us", "resp_p999_us"]
+
+
+def parse_kv(text):
+    """A probe's "key=value ..." line -> dict of strings."""
+    return dict(kv.split("=", 1) for kv in text.split() if "=" in kv)
+
+
+def parse_reqlat_open(text):
+    """reqlat's open-loop line -> metrics (µs, requests/s, the offered rate)."""
+    v = parse_kv(text)
+    m = {f"{k}_us": int(v[k]) for k in ("wake_p50", "wake_p99", "wake_p999", "req_p50", "req_p99", "req_p999",
+                                         "resp_p50", "resp_p99", "resp_p999")}
+    m.update(rps=float(v["rps"]), rate=float(v["rate"]), requests=int(v["requests"]), wakeups=int(v["wakeups"]))
+    return m
+
+
+def reqlat_open(work_us, load_pct, arrival):
+    """Open-loop request load: requests arrive at load_pct % of the machine's nominal capacity
+    (request_capacity) whatever the workers do, `arrival` "burst" (each second's requests posted at once,
+    schbench -R's shape) or "even" (evenly spaced), into the queues of OPEN_MSGS message threads with
+    OPEN_WORKERS_PER_MSG workers each; requests of work_us of CPU. Request latency as service (a worker's
+    start on the request to its end, as schbench's) and response (the request's arrival to its end: the
+    queue's wait too), p50/p99/p99.9 µs; wake-up p50/p99 µs of an idle worker woken by a post; requests/s
+    and the absolute rate offered (recorded: `rate`, `capacity`). Runs the run's seconds, or whole seconds
+    enough for OPEN_MIN_REQUESTS requests."""
+
+    def run(ctx):
+        capacity = request_capacity(ctx, work_us)
+        rate = capacity * load_pct / 100
+        secs = max(int(ctx["secs"]), math.ceil(OPEN_MIN_REQUESTS / rate))
+        out = _sh([f"{ctx['probes']}/reqlat", str(secs), str(OPEN_MSGS * OPEN_WORKERS_PER_MSG), str(work_us),
+                   str(OPEN_MSGS), f"{rate:g}", arrival]).stdout
+        return {**parse_reqlat_open(out), "capacity": capacity, "load_pct": load_pct, "secs": secs}
+    return run
+
+
+def open_points():
+    """(workload name, request length's label, µs, load %, arrival) of every reqlat-open point."""
+    return [(f"reqlat-open-{w}-{pct}-{a}", w, us, pct, a) for w, us in OPEN_WORK.items() for pct in OPEN_LOADS
+            for a in OPEN_ARRIVALS]
+
+
+# schbench's own requests-per-second mode (-R: each message thread posts its second's share at once), its
+# requests its own (a 100 us sleep, then its matrix math). Its saturated rate per parallel CPU, EEVDF's with
+# 2 workers per CPU (schbench-w2 on the instruction clock), defines its loads.
+SCHBENCH_SATURATED_RPS_PER_CPU = 16.7
+SCHBENCH_OPEN_LOADS = (60, 90)
+
+
+def schbench_open_rate(ctx, load_pct):
+    """schbench -R's rate at load_pct % of its saturated rate: rounded down to a multiple of its message threads
+    (it divides the rate among them in integers), at least one request per message thread."""
+    rate = SCHBENCH_SATURATED_RPS_PER_CPU * parallel_cpus(ctx) * load_pct / 100
+    return max(OPEN_MSGS, int(rate // OPEN_MSGS) * OPEN_MSGS)
+
+
+def schbench_open(load_pct):
+    """schbench -m 2 -t CPUs -R RATE -r SECS (2 message threads, 2 workers per CPU in all): its request-per-second
+    mode at load_pct % of its saturated rate (schbench_open_rate); wake-up and request (service) latency
+    p50/p99/p99.9 µs, requests/s, the rate offered. A run lasts --secs or SCHBENCH_MIN_SECS."""
+
+    def run(ctx):
+        secs = max(int(round(ctx["secs"])), SCHBENCH_MIN_SECS)
+        rate = schbench_open_rate(ctx, load_pct)
+        out = _sh([f"{ctx['probes']}/schbench", "-m", str(OPEN_MSGS), "-t", str(ctx["ncpu"]), "-R", str(rate), "-r",
+                   str(secs)])
+        return {**parse_schbench(out.stderr), "rate": float(rate), "load_pct": load_pct, "secs": secs}
+    return run
+
+
+# ---- the sleeper wake-up surface (issue 46) ----
+
+# A sleeper point runs long enough for this many periods at least (a 16 ms period: 8 s)
+SLEEPER_MIN_PERIODS = 500
+SLEEPER_SOURCES = ("timer", "futex", "pipe", "epoll", "signal")
+SLEEPER_PERCENTILES = ["p50_us", "p99_us", "p999_us", "missed"]
+# the central point; every other point moves one axis away from it
+SLEEPER_CENTRE = {"period_us": 1000, "hogs": 2, "nice": 0, "work_pct": 0, "source": "timer", "pin": False}
+SLEEPER_AXES = (("period_us", (250, 4000, 16000)), ("hogs", (0, 1, 4)), ("nice", (19,)), ("work_pct", (10, 50)),
+                ("source", ("futex", "pipe", "epoll", "signal")), ("pin", (True,)))
+# cyclictest's points (issue 46's table): (hogs per CPU, period µs)
+CYCLICTEST_POINTS = ((0, 1000), (1, 1000), (2, 1000), (2, 4000))
+CYCLICTEST_HIST_US = 100000
+
+
+def _period_label(us):
+    return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
+
+
+def sleeper_name(period_us, hogs, nice, work_pct, source, pin):
+    return (f"sleeper-{_period_label(period_us)}-h{hogs}{'n19' if nice == 19 else ''}-w{work_pct}-{source}"
+            + ("-onecpu" if pin else ""))
+
+
+def sleeper_points():
+    """Every point of the project probe's family: the centre, then one axis moved at a time."""
+    points = [dict(SLEEPER_CENTRE)]
+    for axis, values in SLEEPER_AXES:
+        points += [dict(SLEEPER_CENTRE, **{axis: v}) for v in values]
+    return points
+
+
+def parse_sleeper(text):
+    """sleeper's line -> metrics: p50/p99/p99.9/max µs, samples, periods, missed, the waker's own lateness, and
+    per CPU the sleeper woke on its samples and p50/p99 (cpuK_n, cpuK_p50_us, cpuK_p99_us)."""
+    v = parse_kv(text)
+    m = {f"{k}_us": int(v[k]) for k in ("p50", "p99", "p999", "max", "waker_p50", "waker_p99")}
+    m.update({k: int(v[k]) for k in ("samples", "periods", "missed")})
+    for k, val in v.items():
+        cpu = re.fullmatch(r"cpu(\d+)_(n|p50|p99)", k)
+        if cpu:
+            m[f"cpu{cpu.group(1)}_{cpu.group(2)}" + ("" if cpu.group(2) == "n" else "_us")] = int(val)
+    return m
+
+
+def _hogs(ctx, per_cpu, nice=0, cpu=None):
+    """per_cpu CPU hogs (shell loops) per CPU, each its own session, at `nice`; all on `cpu` when given (then
+    per_cpu of them), else unpinned."""
+    count = per_cpu if cpu is not None else per_cpu * ctx["ncpu"]
+    hogs = [Background(ctx, ":", nice=nice, cpu=cpu) for _ in range(count)]
+    if hogs:
+        time.sleep(0.5)
+    return hogs
+
+
+def sleeper(period_us, hogs, nice, work_pct, source, pin):
+    """The project's periodic sleeper (bench/src/sleeper.c) at SCHED_OTHER beside `hogs` CPU hogs per CPU at
+    `nice`, unpinned; `pin`: the sleeper and its hogs on the last CPU, the others idle. Every period_us it is
+    woken by `source` (its own timer; a futex, pipe, loopback UDP socket in epoll, or signal from a waker
+    pinned to the last CPU) and does work_pct % of the period in CPU work, calibrated with the hogs running
+    (so the work is guest time as the loaded machine gives it). Wake-up p50/p99/p99.9 µs (lower is better) and
+    missed periods. Runs the run's seconds, or SLEEPER_MIN_PERIODS periods."""
+
+    def run(ctx):
+        secs = max(ctx["secs"], SLEEPER_MIN_PERIODS * period_us / 1e6)
+        cpu = ctx["ncpu"] - 1 if pin else None
+        work_us = period_us * work_pct // 100
+        loads = _hogs(ctx, hogs, nice, cpu)
+        try:
+            cmd = [f"{ctx['probes']}/sleeper", f"{secs:g}", str(period_us), str(work_us), source]
+            out = _sh((["taskset", "-c", str(cpu)] if pin else []) + cmd).stdout
+        finally:
+            for b in loads:
+                b.stop()
+        return {**parse_sleeper(out), "secs": secs}
+    return run
+
+
+def parse_cyclictest(text, period_us, secs):
+    """cyclictest's histogram (-h, stdout) -> p50/p99/p99.9/max µs, samples, missed periods (the periods of the
+    run without a cycle) and overflows (samples beyond the histogram: counted at the run's max, so a percentile
+    that falls among them is the max)."""
+    hist, total, overflows, maximum = {}, None, 0, None
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0].isdigit() and f[1].isdigit():
+            hist[int(f[0])] = hist.get(int(f[0]), 0) + int(f[1])
+        elif line.startswith("# Total:"):
+            total = int(f[2])
+        elif line.startswith("# Max Latencies:"):
+            maximum = int(f[3])
+        elif line.startswith("# Histogram Overflows:"):
+            overflows = int(f[3])
+    n = sum(hist.values()) + overflows
+    if not n or maximum is None:
+        raise RuntimeError(f"no histogram in cyclictest's output: {text[-300:]!r}")
+    if overflows:
+        hist[maximum] = hist.get(maximum, 0) + overflows
+    m = {"samples": n, "overflows": overflows, "max_us": maximum,
+         "missed": max(0, int(secs * 1e6 // period_us) - n)}
+    for key, q in (("p50_us", 0.5), ("p99_us", 0.99), ("p999_us", 0.999)):
+        acc = 0
+        for k in sorted(hist):
+            acc += hist[k]
+            if acc >= q * n:
+                m[key] = k
+                break
+    return m
+
+
+def cyclictest(hogs, period_us):
+    """The real-time community's periodic timer-latency tool as its users run it, at SCHED_OTHER: `cyclictest
+    -m -q --policy=other -p 0 -t 1 -i PERIOD -D SECS -h ...` (`-p 0` alone runs it at SCHED_FIFO priority 2:
+    cyclictest defaults a zero priority to 2 unless the policy is named), beside `hogs` CPU hogs per CPU,
+    unpinned. p50/p99/p99.9 µs late (lower is better) from its histogram, and missed periods."""
+
+    def run(ctx):
+        secs = max(int(ctx["secs"]), math.ceil(SLEEPER_MIN_PERIODS * period_us / 1e6))
+        loads = _hogs(ctx, hogs)
+        try:
+            out = _sh(["cyclictest", "-m", "-q", "--policy=other", "-p", "0", "-t", "1", "-i", str(period_us),
+                       "-D", str(secs), "-h", str(CYCLICTEST_HIST_US)]).stdout
+        finally:
+            for b in loads:
+                b.stop()
+        return {**parse_cyclictest(out, period_us, secs), "secs": secs}
+    return run
+
+
 def interactive(jobs_per_cpu):
     """BFS group accounting's "interactive at any load": one CPU hog's progress (work per second) alone, or while
     `make -j(jobs_per_cpu x CPUs)` builds over and over (higher is better)."""
@@ -377,9 +608,47 @@ WORKLOADS.update({
     for n in (1, 2, 4)
 })
 
+WORKLOADS.update({
+    name: {"run": reqlat_open(us, pct, a), "primary": "resp_p99_us", "higher": False,
+           "desc": f"open-loop requests: {w} each, {pct}% of nominal capacity, "
+                   f"{'a second’s requests at once' if a == 'burst' else 'evenly spaced'}, {OPEN_MSGS} message "
+                   f"threads x {OPEN_WORKERS_PER_MSG} workers",
+           "instrument": TIMING, "percentiles": OPEN_PERCENTILES, "named": True, "group": "reqlat-open"}
+    for name, w, us, pct, a in open_points()
+})
+
+WORKLOADS.update({
+    f"schbench-open-{pct}": {"run": schbench_open(pct), "primary": "req_p99_us", "higher": False,
+                             "desc": f"schbench -R at {pct}% of its saturated rate, {OPEN_MSGS} message threads, "
+                                     "2 workers per CPU",
+                             "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "named": True,
+                             "group": "reqlat-open"}
+    for pct in SCHBENCH_OPEN_LOADS
+})
+
+WORKLOADS.update({
+    sleeper_name(**p): {"run": sleeper(**p), "primary": "p99_us", "higher": False,
+                        "desc": f"periodic sleeper ({p['source']}, {_period_label(p['period_us'])}, "
+                                f"{p['work_pct']}% work) beside {p['hogs']} hog{'s' if p['hogs'] != 1 else ''} per "
+                                f"CPU{' at nice 19' if p['nice'] else ''}"
+                                f"{', all on the last CPU' if p['pin'] else ''}",
+                        "instrument": TIMING, "percentiles": SLEEPER_PERCENTILES, "named": True,
+                        "group": "sleeper-surface"}
+    for p in sleeper_points()
+})
+
+WORKLOADS.update({
+    f"cyclictest-{_period_label(per)}-h{h}": {
+        "run": cyclictest(h, per), "primary": "p99_us", "higher": False,
+        "desc": f"cyclictest at SCHED_OTHER, {_period_label(per)} period, beside {h} hog{'s' if h != 1 else ''} "
+                "per CPU",
+        "instrument": TIMING, "percentiles": SLEEPER_PERCENTILES, "named": True, "group": "sleeper-surface"}
+    for h, per in CYCLICTEST_POINTS
+})
+
 # names that select several workloads at once (--workloads)
 WORKLOAD_GROUPS = {g: [name for name, spec in WORKLOADS.items() if spec.get("group") == g]
-                   for g in ("reqlat-surface", "frames", "schbench")}
+                   for g in ("reqlat-surface", "frames", "schbench", "reqlat-open", "sleeper-surface")}
 
 # what `bench run` measures when --workloads is not given
 DEFAULT_WORKLOADS = [name for name, spec in WORKLOADS.items() if not spec.get("named")]
