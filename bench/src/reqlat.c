@@ -22,8 +22,8 @@
 //   response latency from the request's arrival (its nominal time) to its work being done (µs): the wait
 //                    in the queue as well.
 // Prints "requests=N rps=X rate=R wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=..
-// resp_p50=.. resp_p99=.. resp_p999=.." (µs), rps over the time from the first arrival to the last request
-// done.
+// resp_p50=.. resp_p99=.. resp_p999=.." (µs), rps over the arrivals' window, or to the last request done
+// when that came later.
 //   reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even]]]
 #define _GNU_SOURCE
 #include <errno.h>
@@ -360,7 +360,8 @@ static int run_open(double secs, double rate)
 	}
 	for (i = 0; i < nworkers; i++)
 		pthread_join(tids[i], NULL);
-	t = last_done_ns > start ? last_done_ns : now_ns();
+	// over the arrivals' window, or to the last request done when the queues drained later
+	t = last_done_ns > end_ns ? last_done_ns : end_ns;
 	qsort(owake_us, nowake, sizeof(*owake_us), cmp_u64);
 	qsort(req_us, nsamples, sizeof(*req_us), cmp_u64);
 	qsort(resp_us, nsamples, sizeof(*resp_us), cmp_u64);

@@ -552,8 +552,8 @@ class TestSleeperSurface(unittest.TestCase):
         self.assertEqual(calls, [["/p/sleeper", "3", "1000", "0", "timer"]])
         self.assertEqual([(h.cmd, h.nice, h.cpu, h.stopped) for h in hogs], [(":", 0, None, True)] * 4)
         self.assertEqual((m["p99_us"], m["secs"]), (640, 3))
-        # 500 periods of 16 ms need 8 s; 4 hogs per CPU at nice 19 are 8 hogs; 10% of 1 ms is 100 us of work
-        self.assertEqual(self.run_point("sleeper-16ms-h2-w0-timer")[1], [["/p/sleeper", "8", "16000", "0", "timer"]])
+        # 300 periods of 16 ms need 4.8 s; 4 hogs per CPU are 8 hogs; 10% of 1 ms is 100 us of work
+        self.assertEqual(self.run_point("sleeper-16ms-h2-w0-timer")[1], [["/p/sleeper", "4.8", "16000", "0", "timer"]])
         _, _, hogs = self.run_point("sleeper-1ms-h2n19-w0-timer")
         self.assertEqual({h.nice for h in hogs}, {19})
         self.assertEqual(len(self.run_point("sleeper-1ms-h4-w0-timer")[2]), 8)
@@ -580,7 +580,7 @@ class TestSleeperSurface(unittest.TestCase):
 
     def test_cyclictest_runs_at_sched_other(self):
         m, calls, hogs = self.run_point("cyclictest-4ms-h2", out=self.HIST)
-        # -p 0 alone would run it at SCHED_FIFO 2: the policy is named
+        # -p 0 alone would run it at SCHED_FIFO 2: the policy is named; 300 periods of 4 ms need 2 s, less than 3
         self.assertEqual(calls, [["cyclictest", "-m", "-q", "--policy=other", "-p", "0", "-t", "1", "-i", "4000", "-D",
                                   "3", "-h", str(workloads.CYCLICTEST_HIST_US)]])
         self.assertEqual(len(hogs), 4)

@@ -233,6 +233,12 @@ def surface_points():
 PARALLEL_INSTRUMENTS = ("parallel", "native")
 
 
+def _warming_up(ctx):
+    """The staging's traced warm-up (vrqbench/guest.py) only needs each program's files: it runs the run's
+    seconds, not the longer minimum a measured point needs."""
+    return ctx.get("instrument") == "warm-up"
+
+
 def parallel_cpus(ctx):
     """How many CPUs' work the machine does per second: its CPUs, or 1 on the instruction clock (and in that
     boot's warm-up)."""
@@ -284,7 +290,7 @@ def reqlat_open(work_us, load_pct, arrival):
     def run(ctx):
         capacity = request_capacity(ctx, work_us)
         rate = capacity * load_pct / 100
-        secs = max(int(ctx["secs"]), math.ceil(OPEN_MIN_REQUESTS / rate))
+        secs = int(ctx["secs"]) if _warming_up(ctx) else max(int(ctx["secs"]), math.ceil(OPEN_MIN_REQUESTS / rate))
         out = _sh([f"{ctx['probes']}/reqlat", str(secs), str(OPEN_MSGS * OPEN_WORKERS_PER_MSG), str(work_us),
                    str(OPEN_MSGS), f"{rate:g}", arrival]).stdout
         return {**parse_reqlat_open(out), "capacity": capacity, "load_pct": load_pct, "secs": secs}
@@ -317,7 +323,7 @@ def schbench_open(load_pct):
     p50/p99/p99.9 µs, requests/s, the rate offered. A run lasts --secs or SCHBENCH_MIN_SECS."""
 
     def run(ctx):
-        secs = max(int(round(ctx["secs"])), SCHBENCH_MIN_SECS)
+        secs = max(int(round(ctx["secs"])), 1 if _warming_up(ctx) else SCHBENCH_MIN_SECS)
         rate = schbench_open_rate(ctx, load_pct)
         out = _sh([f"{ctx['probes']}/schbench", "-m", str(OPEN_MSGS), "-t", str(ctx["ncpu"]), "-R", str(rate), "-r",
                    str(secs)])
@@ -327,8 +333,8 @@ def schbench_open(load_pct):
 
 # ---- the sleeper wake-up surface (issue 46) ----
 
-# A sleeper point runs long enough for this many periods at least (a 16 ms period: 8 s)
-SLEEPER_MIN_PERIODS = 500
+# A sleeper point runs long enough for this many periods at least (a 16 ms period: 4.8 s)
+SLEEPER_MIN_PERIODS = 300
 SLEEPER_SOURCES = ("timer", "futex", "pipe", "epoll", "signal")
 SLEEPER_PERCENTILES = ["p50_us", "p99_us", "p999_us", "missed"]
 # the central point; every other point moves one axis away from it
@@ -389,7 +395,7 @@ def sleeper(period_us, hogs, nice, work_pct, source, pin):
     missed periods. Runs the run's seconds, or SLEEPER_MIN_PERIODS periods."""
 
     def run(ctx):
-        secs = max(ctx["secs"], SLEEPER_MIN_PERIODS * period_us / 1e6)
+        secs = ctx["secs"] if _warming_up(ctx) else max(ctx["secs"], SLEEPER_MIN_PERIODS * period_us / 1e6)
         cpu = ctx["ncpu"] - 1 if pin else None
         work_us = period_us * work_pct // 100
         loads = _hogs(ctx, hogs, nice, cpu)
@@ -442,7 +448,8 @@ def cyclictest(hogs, period_us):
     unpinned. p50/p99/p99.9 µs late (lower is better) from its histogram, and missed periods."""
 
     def run(ctx):
-        secs = max(int(ctx["secs"]), math.ceil(SLEEPER_MIN_PERIODS * period_us / 1e6))
+        secs = int(ctx["secs"]) if _warming_up(ctx) else max(int(ctx["secs"]),
+                                                             math.ceil(SLEEPER_MIN_PERIODS * period_us / 1e6))
         loads = _hogs(ctx, hogs)
         try:
             out = _sh(["cyclictest", "-m", "-q", "--policy=other", "-p", "0", "-t", "1", "-i", str(period_us),
