@@ -644,7 +644,8 @@ class TestOpenLoop(unittest.TestCase):
         opened = {"wake_p50_us": 10, "wake_p99_us": 900, "req_p50_us": 1, "req_p99_us": 2, "req_p999_us": 3,
                   "resp_p50_us": 4, "resp_p99_us": 5, "resp_p999_us": 6, "rps": 36.0}
         metrics = {"sleeper-1ms-h2-w0-timer": {"eevdf": [sleeper] * 3, "vrq-llc": [dict(sleeper, p50_us=50)] * 3},
-                   "reqlat-open-25ms-90-even": {"eevdf": [opened] * 3, "vrq-llc": [dict(opened, resp_p99_us=10)] * 3}}
+                   "reqlat-open-25ms-90-even": {"eevdf": [opened] * 3, "vrq-llc": [dict(opened, resp_p99_us=10)] * 3},
+                   "schbench-open-90": {"eevdf": [opened] * 3, "vrq-llc": [opened] * 3}}
         with tempfile.TemporaryDirectory() as d:
             write_run(d, metrics, {w: "instructions" for w in metrics})
             report.report(d)
@@ -654,6 +655,8 @@ class TestOpenLoop(unittest.TestCase):
         self.assertIn("| sleeper-1ms-h2-w0-timer | vrq-llc | 50 (10.000", md)
         self.assertIn("## Open-loop requests (instrument: instructions)", md)
         self.assertIn("| reqlat-open-25ms-90-even | vrq-llc | 10 (1.000", md)
+        self.assertIn("| response p99 |", md)
+        self.assertIn("| schbench-open-90 | eevdf | 10 | 900 | 2 | — | — | — | 36.0 |", md)
 
 
 class TestFrames(unittest.TestCase):

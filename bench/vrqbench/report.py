@@ -385,6 +385,9 @@ def _group_table(plan, summary, points, cols, with_rps):
         for s in plan["schedulers"]:
             cells = []
             for key, _ in cols:
+                if key not in ws["percentiles"]:  # a point that does not measure it (schbench: no response time)
+                    cells.append("—")
+                    continue
                 e = ws["percentiles"][key]["schedulers"][s]
                 cells.append(_fmt(e.get("mean"), 0) if s == BASELINE else f"{_fmt(e.get('mean'), 0)} ({fmt_ratio(e)})")
             if with_rps:
@@ -415,7 +418,7 @@ def open_lines(plan, summary):
     points = [w for w in WORKLOAD_GROUPS["reqlat-open"] if w in summary]
     if not points:
         return []
-    cols = [c for c in OPEN_COLS if all(c[0] in summary[w]["percentiles"] for w in points)]
+    cols = [c for c in OPEN_COLS if any(c[0] in summary[w]["percentiles"] for w in points)]
     return [f"## Open-loop requests (instrument: {', '.join(sorted({summary[w]['instrument'] for w in points}))})",
             "", "Each point `reqlat-open-WORK-LOAD-burst|even`: requests of WORK arriving at LOAD % of nominal "
             "capacity, each second's at once (burst) or evenly spaced; request latency is service (a worker's start "
