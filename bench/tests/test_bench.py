@@ -578,14 +578,35 @@ class TestSleeperSurface(unittest.TestCase):
         with self.assertRaises(RuntimeError):
             workloads.parse_cyclictest("defaulting realtime priority to 2\n", 1000, 1)
 
+    def run_cyclictest(self, name, policies):
+        calls = []
+
+        def fake(cmd, timeout):
+            calls.append(cmd)
+            return self.HIST, policies
+        FakeLoad.started = []
+        with unittest.mock.patch.object(workloads, "Background", FakeLoad), \
+             unittest.mock.patch.object(workloads, "run_cyclictest", fake), \
+             unittest.mock.patch.object(workloads.time, "sleep", lambda s: None):
+            m = WORKLOADS[name]["run"]({"ncpu": 2, "secs": 3, "probes": "/p", "instrument": "instructions"})
+        return m, calls, FakeLoad.started
+
     def test_cyclictest_runs_at_sched_other(self):
-        m, calls, hogs = self.run_point("cyclictest-4ms-h2", out=self.HIST)
-        # -p 0 alone would run it at SCHED_FIFO 2: the policy is named; 300 periods of 4 ms need 2 s, less than 3
-        self.assertEqual(calls, [["cyclictest", "-m", "-q", "--policy=other", "-p", "0", "-t", "1", "-i", "4000", "-D",
+        m, calls, hogs = self.run_cyclictest("cyclictest-4ms-h2", [0, 0])
+        # -p 0 before --policy=other (the other order runs it at SCHED_FIFO 2); 300 periods of 4 ms: 2 s, less than 3
+        self.assertEqual(calls, [["cyclictest", "-m", "-q", "-p", "0", "--policy=other", "-t", "1", "-i", "4000", "-D",
                                   "3", "-h", str(workloads.CYCLICTEST_HIST_US)]])
         self.assertEqual(len(hogs), 4)
         self.assertEqual(m["p50_us"], 4)
-        self.assertEqual(self.run_point("cyclictest-1ms-h0", out=self.HIST)[2], [])
+        self.assertEqual(self.run_cyclictest("cyclictest-1ms-h0", [0, 0])[2], [])
+        # a thread at SCHED_FIFO (1), or none seen, fails the run (its hogs stopped all the same)
+        for policies in ([0, 1], []):
+            with self.assertRaisesRegex(RuntimeError, "not SCHED_OTHER"):
+                self.run_cyclictest("cyclictest-1ms-h2", policies)
+            self.assertTrue(all(h.stopped for h in FakeLoad.started))
+
+    def test_thread_policies_read_from_proc(self):
+        self.assertEqual(workloads.thread_policies(os.getpid()), [0] * len(os.listdir(f"/proc/{os.getpid()}/task")))
 
 
 class TestOpenLoop(unittest.TestCase):

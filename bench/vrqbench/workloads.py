@@ -441,22 +441,55 @@ def parse_cyclictest(text, period_us, secs):
     return m
 
 
+def thread_policies(pid):
+    """The scheduling policy (0 SCHED_OTHER, 1 SCHED_FIFO, ...) of each thread of process `pid`, from
+    /proc/PID/task/*/stat (field 41)."""
+    policies = []
+    for stat in glob.glob(f"/proc/{pid}/task/*/stat"):
+        try:
+            with open(stat) as f:
+                text = f.read()
+        except OSError:
+            continue
+        policies.append(int(text[text.rindex(")") + 2:].split()[38]))
+    return policies
+
+
+CYCLICTEST_POLICY_CHECK_S = 0.5  # when its measuring thread is up and has its policy
+
+
+def run_cyclictest(cmd, timeout):
+    """Run cyclictest; (its stdout, the policies of its threads read while it ran)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(CYCLICTEST_POLICY_CHECK_S)
+    policies = thread_policies(proc.pid)
+    out, err = proc.communicate(timeout=timeout)
+    if proc.returncode:
+        raise RuntimeError(f"cyclictest exited {proc.returncode}: {err[-300:]!r}")
+    return out, policies
+
+
 def cyclictest(hogs, period_us):
     """The real-time community's periodic timer-latency tool as its users run it, at SCHED_OTHER: `cyclictest
-    -m -q --policy=other -p 0 -t 1 -i PERIOD -D SECS -h ...` (`-p 0` alone runs it at SCHED_FIFO priority 2:
-    cyclictest defaults a zero priority to 2 unless the policy is named), beside `hogs` CPU hogs per CPU,
-    unpinned. p50/p99/p99.9 µs late (lower is better) from its histogram, and missed periods."""
+    -m -q -p 0 --policy=other -t 1 -i PERIOD -D SECS -h ...`, beside `hogs` CPU hogs per CPU, unpinned (its
+    measuring thread it pins itself, to the first CPU: its default). The order of -p and --policy matters:
+    with --policy first, cyclictest 2.4 turns -p 0 into SCHED_FIFO priority 2, so the run checks its threads'
+    policy and fails unless every one is SCHED_OTHER. p50/p99/p99.9 µs late (lower is better) from its
+    histogram, and missed periods."""
 
     def run(ctx):
         secs = int(ctx["secs"]) if _warming_up(ctx) else max(int(ctx["secs"]),
                                                              math.ceil(SLEEPER_MIN_PERIODS * period_us / 1e6))
         loads = _hogs(ctx, hogs)
         try:
-            out = _sh(["cyclictest", "-m", "-q", "--policy=other", "-p", "0", "-t", "1", "-i", str(period_us),
-                       "-D", str(secs), "-h", str(CYCLICTEST_HIST_US)]).stdout
+            out, policies = run_cyclictest(["cyclictest", "-m", "-q", "-p", "0", "--policy=other", "-t", "1", "-i",
+                                            str(period_us), "-D", str(secs), "-h", str(CYCLICTEST_HIST_US)],
+                                           timeout=secs * 30 + 60)
         finally:
             for b in loads:
                 b.stop()
+        if not policies or any(p != 0 for p in policies):
+            raise RuntimeError(f"cyclictest's threads ran at policies {policies}, not SCHED_OTHER (0)")
         return {**parse_cyclictest(out, period_us, secs), "secs": secs}
     return run
 
