@@ -11,10 +11,11 @@
 //                   every time the worker was preempted or waited for a CPU in between.
 // Prints "requests=N rps=X wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=.." (µs).
 //
-// Open loop (RATE > 0 requests per second in all, ARRIVAL burst or even): requests arrive at a fixed rate
-// whatever the workers do, each message thread its share of RATE: "burst" posts each second's requests at
-// once at the start of the second (schbench -R's shape), "even" spaces them evenly (the message threads'
-// arrivals interleaved). A posted request waits in its message thread's queue (FIFO) until one of that
+// Open loop (RATE > 0 requests per second in all, ARRIVAL burst, even or poisson): requests arrive at a fixed
+// rate whatever the workers do, each message thread its share of RATE: "burst" posts each second's requests
+// at once at the start of the second (schbench -R's shape), "even" spaces them evenly (the message threads'
+// arrivals interleaved; with requests shorter than the gap no two ever overlap), "poisson" at exponential
+// gaps (a Poisson process, the usual model of independent clients; the same seeded sequence every run). A posted request waits in its message thread's queue (FIFO) until one of that
 // thread's workers takes it; a worker with nothing queued sleeps until a post wakes it. Arrivals stop after
 // SECONDS; the queues are then drained, so no late request is left out. Measured:
 //   wake latency     from a post waking an idle worker to that worker running (µs; only wake-ups);
@@ -24,10 +25,11 @@
 // Prints "requests=N rps=X rate=R wake_p50=.. wake_p99=.. wake_p999=.. req_p50=.. req_p99=.. req_p999=..
 // resp_p50=.. resp_p99=.. resp_p999=.." (µs), rps over the arrivals' window, or to the last request done
 // when that came later.
-//   reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even]]]
+//   reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even|poisson]]]
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -145,6 +147,9 @@ struct open_queue {
 	long first, count;   // its workers: oworkers[first .. first + count - 1]
 	double rate;         // its arrivals per second
 	double phase;        // its first even arrival, in inter-arrival times
+	long next_j;         // even: its next arrival's number
+	double next_ns;      // poisson: its last arrival, ns after the start
+	uint64_t rng;        // poisson: its generator's state
 	int quit;
 };
 
@@ -163,7 +168,8 @@ static struct open_worker *oworkers;
 static uint64_t *resp_us, *owake_us;
 static long nowake;
 static uint64_t last_done_ns;
-static int burst;
+enum { BURST, EVEN, POISSON };
+static int arrival_mode;
 
 static void sleep_until(uint64_t t)
 {
@@ -196,6 +202,23 @@ static void post_requests(struct open_queue *q, const uint64_t *arrival, long n)
 		futex_wake(&wake[i]->state, 1);
 }
 
+// The queue's next arrival (ns, absolute) for even and poisson arrivals: even, arrival j at (j + phase) / rate
+// seconds; poisson, exponential gaps of mean 1 / rate drawn from a generator seeded by the message thread's
+// number, so that every run and every scheduler gets the same arrivals.
+static uint64_t next_arrival(struct open_queue *q)
+{
+	double gap = 1e9 / q->rate;
+
+	if (arrival_mode == EVEN)
+		return start_ns_open + (uint64_t)((q->next_j++ + q->phase) * gap);
+	// xorshift64*, its top 53 bits as a uniform in (0, 1]
+	q->rng ^= q->rng >> 12;
+	q->rng ^= q->rng << 25;
+	q->rng ^= q->rng >> 27;
+	q->next_ns += -log(((q->rng * 2685821657736338717ull) >> 11) / 9007199254740992.0 + 0x1p-54) * gap;
+	return start_ns_open + (uint64_t)q->next_ns;
+}
+
 static void *open_msg_main(void *arg)
 {
 	struct open_queue *q = arg;
@@ -205,7 +228,7 @@ static void *open_msg_main(void *arg)
 	batch = calloc(room > 64 ? room : 64, sizeof(*batch));
 	if (!batch)
 		return NULL;
-	if (burst) {
+	if (arrival_mode == BURST) {
 		// second s gets floor((s + 1) * rate) - floor(s * rate) arrivals, all at its start
 		for (long s = 0;; s++) {
 			uint64_t t = start_ns_open + (uint64_t)s * 1000000000ull;
@@ -219,24 +242,16 @@ static void *open_msg_main(void *arg)
 			post_requests(q, batch, n);
 		}
 	} else {
-		// arrival j at (j + phase) / rate seconds; a late message thread posts every arrival due, each
-		// with its own time
-		double gap = 1e9 / q->rate;
+		// even or poisson: a late message thread posts every arrival due, each with its own time
+		uint64_t t = next_arrival(q), now;
 
-		for (long j = 0;;) {
-			uint64_t t = start_ns_open + (uint64_t)((j + q->phase) * gap), now;
+		while (t < end_ns) {
 			long n = 0;
 
-			if (t >= end_ns)
-				break;
 			sleep_until(t);
 			now = now_ns();
-			for (; n < 64; j++, n++) {
-				t = start_ns_open + (uint64_t)((j + q->phase) * gap);
-				if (t > now || t >= end_ns)
-					break;
+			for (; n < 64 && t <= now && t < end_ns; n++, t = next_arrival(q))
 				batch[n] = t;
-			}
 			post_requests(q, batch, n);
 		}
 	}
@@ -314,6 +329,7 @@ static int run_open(double secs, double rate)
 		q->count = (i + 1) * nworkers / nmsgs - q->first;
 		q->rate = rate / nmsgs;
 		q->phase = (double)i / nmsgs;
+		q->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
 		q->cap = (long)(q->rate * secs) + 64;
 		q->arrival = calloc(q->cap, sizeof(*q->arrival));
 		q->idle = calloc(q->count, sizeof(*q->idle));
@@ -373,7 +389,8 @@ static int run_open(double secs, double rate)
 	       nowake, (unsigned long long)pct(req_us, nsamples, 0.5), (unsigned long long)pct(req_us, nsamples, 0.99),
 	       (unsigned long long)pct(req_us, nsamples, 0.999), (unsigned long long)pct(resp_us, nsamples, 0.5),
 	       (unsigned long long)pct(resp_us, nsamples, 0.99), (unsigned long long)pct(resp_us, nsamples, 0.999),
-	       (unsigned long long)work_us_open, nworkers, nmsgs, burst ? "burst" : "even");
+	       (unsigned long long)work_us_open, nworkers, nmsgs,
+	       arrival_mode == BURST ? "burst" : arrival_mode == EVEN ? "even" : "poisson");
 	return nsamples ? 0 : 1;
 }
 
@@ -390,10 +407,11 @@ int main(int argc, char **argv)
 
 	nworkers = argc > 2 ? atol(argv[2]) : 0;
 	nmsgs = argc > 4 ? atol(argv[4]) : 1;
-	burst = !strcmp(arrival, "burst");
+	arrival_mode = !strcmp(arrival, "burst") ? BURST : !strcmp(arrival, "even") ? EVEN
+		     : !strcmp(arrival, "poisson") ? POISSON : -1;
 	if (secs <= 0 || nworkers < 1 || work_us < 1 || nmsgs < 1 || nmsgs > nworkers || rate < 0 ||
-	    (!burst && strcmp(arrival, "even"))) {
-		fprintf(stderr, "usage: reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even]]]  (WORKERS >= 1, "
+	    arrival_mode < 0) {
+		fprintf(stderr, "usage: reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even|poisson]]]  (WORKERS >= 1, "
 				"WORK_US >= 1, default 1000; 1 <= MSG_THREADS <= WORKERS, default 1; RATE requests/s in "
 				"all, open loop; 0 or absent: closed loop)\n");
 		return 2;

@@ -618,7 +618,7 @@ class TestOpenLoop(unittest.TestCase):
 
     def test_points_named_together(self):
         points = workloads.WORKLOAD_GROUPS["reqlat-open"]
-        self.assertEqual(len(points), 3 * 3 * 2 + 2)
+        self.assertEqual(len(points), 3 * 3 * 3 + 2)
         self.assertIn("reqlat-open-25ms-60-burst", points)
         self.assertEqual(points[-2:], ["schbench-open-60", "schbench-open-90"])
         for p in points:
@@ -651,6 +651,8 @@ class TestOpenLoop(unittest.TestCase):
                          [["/p/reqlat", "9", "4", "25000", "2", "12", "burst"]])
         self.assertEqual(self.run_point("reqlat-open-1ms-60-burst", self.LINE)[1],
                          [["/p/reqlat", "3", "4", "1000", "2", "600", "burst"]])
+        self.assertEqual(self.run_point("reqlat-open-10ms-60-poisson", self.LINE)[1],
+                         [["/p/reqlat", "3", "4", "10000", "2", "60", "poisson"]])
 
     def test_schbench_rps_mode(self):
         ctx = {"ncpu": 2, "instrument": "instructions"}

@@ -263,7 +263,7 @@ def parser():
                    "reqlat-surface: every point of the request/worker surface; frames: the four frame-pacing loads; "
                    "schbench: schbench at 1, 2 and 4 workers per CPU; sleeper-surface: the periodic sleeper "
                    "(project probe and cyclictest) beside CPU hogs; reqlat-open: open-loop requests at 30/60/90%% "
-                   "of capacity and schbench -R")
+                   "of capacity (burst, even, poisson) and schbench -R")
     r.add_argument("--schedulers", help="comma-separated (bench list); default all but the vrq-* switch variants; eevdf is always added")
     r.add_argument("--build-units", type=int, help="C files in the build workloads' code base (default 10 quick, 24 full)")
     r.add_argument("--out", help="results folder (an existing one is resumed)")

@@ -420,8 +420,9 @@ def open_lines(plan, summary):
         return []
     cols = [c for c in OPEN_COLS if any(c[0] in summary[w]["percentiles"] for w in points)]
     return [f"## Open-loop requests (instrument: {', '.join(sorted({summary[w]['instrument'] for w in points}))})",
-            "", "Each point `reqlat-open-WORK-LOAD-burst|even`: requests of WORK arriving at LOAD % of nominal "
-            "capacity, each second's at once (burst) or evenly spaced; request latency is service (a worker's start "
+            "", "Each point `reqlat-open-WORK-LOAD-burst|even|poisson`: requests of WORK arriving at LOAD % of "
+            "nominal capacity, each second's at once (burst), evenly spaced or at exponential gaps (poisson); "
+            "request latency is service (a worker's start "
             "to its end), response from the arrival to the end; `schbench-open-LOAD`: schbench -R at LOAD % of its "
             "saturated rate (service only). Cells: mean (µs; requests/s), and in parentheses the ratio to EEVDF "
             "with its interval and verdict; latency below 1, requests/s above 1 is better.", "",

@@ -258,7 +258,7 @@ OPEN_MIN_REQUESTS = 100
 OPEN_MSGS, OPEN_WORKERS_PER_MSG = 2, 2  # issue 45's shape: 2 message threads x 2 workers each
 OPEN_WORK = {"25ms": 25000, "10ms": 10000, "1ms": 1000}
 OPEN_LOADS = (30, 60, 90)
-OPEN_ARRIVALS = ("burst", "even")
+OPEN_ARRIVALS = ("burst", "even", "poisson")
 OPEN_PERCENTILES = ["wake_p50_us", "wake_p99_us", "req_p50_us", "req_p99_us", "req_p999_us", "resp_p50_us",
                     "resp_p99_us", "resp_p999_us"]
 
@@ -280,7 +280,8 @@ def parse_reqlat_open(text):
 def reqlat_open(work_us, load_pct, arrival):
     """Open-loop request load: requests arrive at load_pct % of the machine's nominal capacity
     (request_capacity) whatever the workers do, `arrival` "burst" (each second's requests posted at once,
-    schbench -R's shape) or "even" (evenly spaced), into the queues of OPEN_MSGS message threads with
+    schbench -R's shape), "even" (evenly spaced: requests shorter than the gap never overlap, so below
+    capacity nothing queues) or "poisson" (exponential gaps, the same seeded sequence every run), into the queues of OPEN_MSGS message threads with
     OPEN_WORKERS_PER_MSG workers each; requests of work_us of CPU. Request latency as service (a worker's
     start on the request to its end, as schbench's) and response (the request's arrival to its end: the
     queue's wait too), p50/p99/p99.9 µs; wake-up p50/p99 µs of an idle worker woken by a post; requests/s
@@ -651,7 +652,8 @@ WORKLOADS.update({
 WORKLOADS.update({
     name: {"run": reqlat_open(us, pct, a), "primary": "resp_p99_us", "higher": False,
            "desc": f"open-loop requests: {w} each, {pct}% of nominal capacity, "
-                   f"{'a second’s requests at once' if a == 'burst' else 'evenly spaced'}, {OPEN_MSGS} message "
+                   f"{ {'burst': 'a second’s requests at once', 'even': 'evenly spaced', 'poisson': 'Poisson arrivals'}[a] }"
+                   f", {OPEN_MSGS} message "
                    f"threads x {OPEN_WORKERS_PER_MSG} workers",
            "instrument": TIMING, "percentiles": OPEN_PERCENTILES, "named": True, "group": "reqlat-open"}
     for name, w, us, pct, a in open_points()
