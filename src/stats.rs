@@ -142,6 +142,8 @@ vrq_metrics! {
         goidle_idle = vrq_stat_VRQ_STAT_GOIDLE_IDLE, "idle": "CPU idle and nothing found: wasted wake-up (idle->idle)",
         goidle_blocked = vrq_stat_VRQ_STAT_GOIDLE_BLOCKED, "blocked": "CPU goes idle after the previous task blocked",
         goidle_needother = vrq_stat_VRQ_STAT_GOIDLE_NEEDOTHER, "needother": "CPU goes idle; previous task may not stay on it",
+        idle_waits = vrq_stat_VRQ_STAT_IDLE_WAIT, "idlewait": "Waits that lasted past the time to wake a CPU while a CPU the task may run on sat idle: work not conserved (a task on one CPU's local queue that another could have run)",
+        idle_wait_us = vrq_stat_VRQ_STAT_IDLE_WAIT_US, "idlewaitus": "The time those waits spent so beyond that bound, microseconds",
     },
     "slice" => {
         renewal_shrunk = vrq_stat_VRQ_STAT_RENEWAL_SHRUNK, "shrunk": "Renewals whose slice was shrunk because a queue is long (--max-round-ms)",

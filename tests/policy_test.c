@@ -371,6 +371,24 @@ static void test_short_runner(void)
  * queue per slice taken (the time added times the tasks per CPU competing), on the task's own offset's
  * scale; nothing added, nothing owed; bounded like every stretch of an offset.
  */
+static void test_idle_wait(void)
+{
+	u64 now = MS(100);
+
+	/* no wait, or no idle CPU: nothing */
+	CHECK(vrq_idle_wait_ns(now, 0, MS(50)) == 0);
+	CHECK(vrq_idle_wait_ns(now, MS(50), 0) == 0);
+	/* a CPU idle since before the wait began: the whole wait counts */
+	CHECK(vrq_idle_wait_ns(now, MS(90), MS(80)) == MS(10));
+	/* idle only since part-way: from then */
+	CHECK(vrq_idle_wait_ns(now, MS(80), MS(97)) == MS(3));
+	/* within the time to wake a CPU: within the bound */
+	CHECK(vrq_idle_wait_ns(now, MS(80), now - VRQ_IDLE_WAIT_GRACE_NS) == 0);
+	CHECK(vrq_idle_wait_ns(now, MS(80), now - VRQ_IDLE_WAIT_GRACE_NS - 1) == VRQ_IDLE_WAIT_GRACE_NS + 1);
+	/* a timestamp from another CPU's clock a little ahead of this one: nothing, no wrap */
+	CHECK(vrq_idle_wait_ns(now, now + US(5), now + US(5)) == 0);
+}
+
 static void test_handoff_repayment(void)
 {
 	u64 base = vrq_nice0_offset(MS(6));
@@ -1257,6 +1275,7 @@ int main(void)
 		{ "wake_handoff", test_wake_handoff },
 		{ "handoff_keeps_turn", test_handoff_keeps_turn },
 		{ "handoff_repayment", test_handoff_repayment },
+		{ "idle_wait", test_idle_wait },
 		{ "latency_waiter", test_latency_waiter },
 		{ "sticky", test_sticky },
 		{ "sticky_claim_lapses", test_sticky_claim_lapses },

@@ -32,6 +32,9 @@ struct cpu_ctx {
 	u64 turn_started;			/* when the current turn began (start_turn); with a target
 						 * latency, a woken task that waits ends the longest turn
 						 * (end_longest_turn) */
+	u64 idle_since;				/* when dispatch last found nothing here and the CPU went
+						 * idle; 0 once it runs a task (stats.bpf.c: work
+						 * conservation) */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	u8 waker_preempted;			/* a task woken by the one running here preempts it
 						 * (preempt_for_wakeup): a short runner's run ends there;

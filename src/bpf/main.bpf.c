@@ -182,6 +182,7 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 	if (prev && keep_served(cpu, prev))
 		return;
 	count_goidle(cpu, prev);
+	cpu_goes_idle(cpu, now);
 }
 /*
  * ops.running: @p starts on its CPU. Steps: a task taken from another queue moves onto this CPU's clock

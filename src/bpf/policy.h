@@ -698,6 +698,28 @@ static __always_inline u64 vrq_handoff_repayment(u64 added_ns, u64 others, u64 o
 	return debt > VRQ_STRETCH_MAX_NS ? VRQ_STRETCH_MAX_NS : debt;
 }
 
+/*
+ * Work conservation: a runnable task should never wait while a CPU it may run on sits idle, beyond the
+ * time it takes to wake that CPU (enqueue kicks an idle CPU for every task it queues; only a task put on
+ * one CPU's own local queue -- a sync hand-off, behind a kernel thread, a delayed migration -- cannot be
+ * taken by another). Of a wait that began at @wait_since and ends at @now, the part during which a CPU
+ * that may run the task had been idle since @idle_since (0: that CPU is not idle), beyond
+ * VRQ_IDLE_WAIT_GRACE_NS: 0 when within the bound.
+ */
+#define VRQ_IDLE_WAIT_GRACE_NS	(100ULL * 1000)
+
+static __always_inline u64 vrq_idle_wait_ns(u64 now, u64 wait_since, u64 idle_since)
+{
+	u64 from;
+
+	if (!wait_since || !idle_since)
+		return 0;
+	from = idle_since > wait_since ? idle_since : wait_since;
+	if ((s64)(now - from) <= (s64)VRQ_IDLE_WAIT_GRACE_NS)
+		return 0;
+	return now - from;
+}
+
 /* What topping a slice with @left_ns left (negative: overrun) up to @slice_ns adds: at most the slice. */
 static __always_inline u64 vrq_slice_top_up(s64 left_ns, u64 slice_ns)
 {

@@ -44,10 +44,48 @@ static __always_inline void lat_record(const struct task_struct *p, u32 kind, u6
 }
 #endif
 
+/*
+ * Work conservation: @p's wait from @wait_since ends at @now on this CPU, which is no longer idle. If a
+ * CPU @p may run on is idle (one looked at: a lower bound), the part of the wait it sat idle beyond
+ * the bound counts (vrq_idle_wait_ns). The idle mask is empty under load: one kfunc call then.
+ */
+static __always_inline void idle_wait_check(const struct task_struct *p, u64 wait_since, u64 now)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(bpf_get_smp_processor_id());
+	const struct cpumask *idle;
+	u64 waited = 0;
+	u32 cpu;
+
+	if (cctx)
+		cctx->idle_since = 0;
+	if (!wait_since || now - wait_since <= VRQ_IDLE_WAIT_GRACE_NS)
+		return;
+	idle = scx_bpf_get_idle_cpumask();
+	cpu = bpf_cpumask_any_and_distribute(idle, p->cpus_ptr);
+	scx_bpf_put_idle_cpumask(idle);
+	if (cpu < nr_cpus && (cctx = cpu_ctx_of(cpu)))
+		waited = vrq_idle_wait_ns(now, wait_since, cctx->idle_since);
+	if (!waited)
+		return;
+	stat_inc(VRQ_STAT_IDLE_WAIT);
+	stat_add(VRQ_STAT_IDLE_WAIT_US, waited / 1000);
+}
+
+/* dispatch found nothing for @cpu: it goes idle now, unless already idle (work conservation). */
+__hidden int cpu_goes_idle(s32 cpu, u64 now)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	if (cctx && !cctx->idle_since)
+		cctx->idle_since = now;
+	return 0;
+}
+
 /* Latency histograms: @p's wait (after a wake-up or a deschedule) ends at @now: it runs. */
 __hidden int lat_wait_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now)
 {
 #if VRQ_LAT_HIST
+	idle_wait_check(p, tctx->lat.wait_since, now);
 	if (tctx->lat.wait_since)
 		lat_record(p, tctx->lat.wait_requeue, tctx->lat.wait_since, now);
 	tctx->lat.wait_since = 0;

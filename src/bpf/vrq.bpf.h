@@ -189,6 +189,7 @@ int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool
 /* stats.bpf.c: latency histograms */
 int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx);
 int lat_wait_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
+int cpu_goes_idle(s32 cpu, u64 now);
 int lat_turn_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now, bool runnable);
 
 /* slice_timer.bpf.c: slices shorter than the tick */
