@@ -439,6 +439,50 @@ def test_handoff_slice(r, secs):
     r.check("handoff-slice/on: requests/s at least 0.98x of it off", rps_on >= 0.98 * rps_off,
             f"{rps_on} on, {rps_off} off")
     r.figure(f"handoff-slice, reqlat 10 ms x {4 * nr_cpus()} workers, 1 message thread, {secs} s: {detail}")
+    cpu = nr_cpus() - 1
+    with loaded(name="handoff-service"), Stats() as stats:
+        stats.read()
+        ratio, times = handoff_service(cpu, secs)
+        counted = stats.read()
+    handoffs, repaid = counted.get("handoff_slices", 0), counted.get("handoff_repaid", 0)
+    detail = (f"spinner {ratio:.3f}x the hogs' mean, CPU ms {[round(t / 1e6) for t in times]}, "
+              f"handoff_slices {handoffs}, handoff_repaid {repaid}")
+    r.check(f"handoff-slice/a task that hands off every {HANDOFF_RUN_US // 1000} ms of CPU gets its share beside "
+            f"{HANDOFF_HOGS} hogs on CPU {cpu}: within {HANDOFF_SHARE_TOLERANCE:.0%} (the hand-offs repaid)",
+            handoffs > 0 and abs(ratio - 1) <= HANDOFF_SHARE_TOLERANCE, detail)
+    r.figure(f"handoff-slice service, {secs} s: {detail}")
+
+
+# The hand-off's bound on service (docs/design.md, "The wake-up rule and its bounds"): a hand-off moves
+# when a task's CPU time comes, never how much of it. A CPU-bound task that hands off to a partner every
+# HANDOFF_RUN_US of its CPU time (a long runner: past --short-run-us), beside plain CPU hogs on one
+# CPU, gets the same CPU time as each of them within HANDOFF_SHARE_TOLERANCE over the test. The interval
+# is long enough that the top-ups add CPU time (at a few ms, shorter than a slice, they add next to none):
+# without the repayment the spinner gets well over the tolerance more than the hogs.
+HANDOFFER = os.path.join(REPO, "target", "host-tests", "handoffer")
+HANDOFF_RUN_US = 20000
+HANDOFF_HOGS = 3
+HANDOFF_SHARE_TOLERANCE = 0.10
+
+
+def handoff_service(cpu, secs):
+    """A hand-off spinner (tests/handoffer.c) and HANDOFF_HOGS plain hogs pinned on `cpu`: the spinner's
+    CPU time over `secs` as a multiple of the hogs' mean, and each one's CPU time (ns, spinner first)."""
+    spinner = subprocess.Popen(["taskset", "-c", str(cpu), HANDOFFER, str(HANDOFF_RUN_US)],
+                               stdout=subprocess.PIPE, text=True)
+    hogs = []
+    try:
+        pid, _partner = (int(x) for x in spinner.stdout.readline().split())
+        hogs = [start_hog(cpu=cpu) for _ in range(HANDOFF_HOGS)]
+        wait_started(hogs)
+        time.sleep(1.0)
+        times = cpu_time_over([pid] + [h.pid for h in hogs], secs)
+    finally:
+        stop_all(hogs)
+        spinner.kill()
+        spinner.wait()
+    hog_mean = sum(times[1:]) / len(times[1:])
+    return (times[0] / hog_mean if hog_mean else float("inf")), times
 
 
 TRACEFS = "/sys/kernel/tracing"
