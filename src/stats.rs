@@ -164,6 +164,7 @@ vrq_metrics! {
         handoff_repaid = vrq_stat_VRQ_STAT_HANDOFF_REPAID, "handoffrepaid": "Renewals whose deadline was pushed out by what hand-offs had added since the last one, times the tasks per CPU competing: the CPU taken ahead of its place paid back (--handoff-slice)",
         wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT, "wakecredit": "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
         sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF, "synchandoff": "Sync wake-ups run on the waker's CPU (--sync-handoff)",
+        sync_handoff_ended = vrq_stat_VRQ_STAT_SYNC_HANDOFF_ENDED, "syncended": "Sync hand-offs whose waker still ran at the next tick: its slice ended there so that the wakee, which no other CPU could take, runs (--sync-handoff)",
         vfork_handoff = vrq_stat_VRQ_STAT_VFORK_HANDOFF, "vforkhandoff": "vfork children run on their parent's CPU, which the parent leaves until the child execs or exits (--vfork-handoff)",
         clock_miscount = vrq_stat_VRQ_STAT_CLOCK_MISCOUNT, "clockmiscount": "Target-latency clock updates that found the count of latency waiters below 0: a bookkeeping defect, always 0",
     },

@@ -35,6 +35,10 @@ struct cpu_ctx {
 	u64 idle_since;				/* when dispatch last found nothing here and the CPU went
 						 * idle; 0 once it runs a task (stats.bpf.c: work
 						 * conservation) */
+	u64 sync_handoff_at;			/* when a sync hand-off last put a wakee on this CPU's
+						 * local queue behind its waker (select.bpf.c); 0 once a
+						 * turn starts here (start_turn) or the tick ends the
+						 * waker's slice for it (end_sync_handoff_wait) */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
 	u8 waker_preempted;			/* a task woken by the one running here preempts it
 						 * (preempt_for_wakeup): a short runner's run ends there;

@@ -159,6 +159,8 @@ enum vrq_stat {
 	VRQ_STAT_VFORK_HANDOFF,		/* vfork children run on their parent's CPU, which the parent leaves
 					 * until the child execs or exits (--vfork-handoff) */
 	/* work conservation (policy.h: vrq_idle_wait_ns) */
+	VRQ_STAT_SYNC_HANDOFF_ENDED,	/* sync hand-offs whose waker still ran a tick later: its slice ended so that
+					 * the wakee runs (end_sync_handoff_wait) */
 	VRQ_STAT_IDLE_WAIT,		/* waits that ended past the bound while a CPU the task may run on was idle */
 	VRQ_STAT_IDLE_WAIT_US,		/* ... the time they spent so, microseconds */
 	VRQ_NR_STATS,

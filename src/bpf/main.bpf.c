@@ -237,6 +237,8 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	update_cpu_perf(cpu);
 	if (migration_delay_ns)
 		delay_tick(cpu, now);
+	if (sync_handoff)
+		end_sync_handoff_wait(p, cpu, now);
 	if (tctx && p->scx.slice == 0 && !anything_waiting())
 		renew_on_tick(p, tctx, cpu, q);
 }

@@ -186,6 +186,28 @@ static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 wake
 }
 
 /*
+ * ops.tick on @cpu, running @p: a sync wake-up says the waker sleeps at once, but a pipe's writer is
+ * flagged so and may write on; its wakee, on this CPU's local queue, no other CPU can take, while
+ * another may sit idle. Still waiting a tick after the hand-off (past the time to wake a CPU), the
+ * waker's slice ends: the wakee runs here, where its data is, and the waker, queued again, goes to an
+ * idle CPU if there is one. So a hand-off's wakee waits for its waker at most until the next tick
+ * (the wake-up rule's fourth bound, docs/design.md).
+ */
+__hidden int end_sync_handoff_wait(struct task_struct *p __task, s32 cpu, u64 now)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	if (!cctx || !cctx->sync_handoff_at || now - cctx->sync_handoff_at <= VRQ_IDLE_WAIT_GRACE_NS)
+		return 0;
+	cctx->sync_handoff_at = 0;
+	if (!scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL))
+		return 0;
+	p->scx.slice = 0;
+	stat_inc(VRQ_STAT_SYNC_HANDOFF_ENDED);
+	return 0;
+}
+
+/*
  * No idle CPU: the woken task is queued. With --preempt-local, from the waker's CPU when that CPU
  * shares the task's queue (the same queue, so the same order): the kernel then queues it there without
  * an IPI to the previous CPU, and the local preemption that follows (preempt_for_wakeup) takes it on the
@@ -209,7 +231,11 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 	struct pick pk;
 
 	if (sync_handoff_applies(p, waker, wake_flags)) {
+		struct cpu_ctx *wctx = cpu_ctx_of(waker);
+
 		insert_on_cpu(p, tctx, waker);
+		if (wctx)
+			wctx->sync_handoff_at = scx_bpf_now();
 		/* a fork is never flagged sync: the other is a vfork child's */
 		stat_inc(wake_flags & SCX_WAKE_SYNC ? VRQ_STAT_SYNC_HANDOFF : VRQ_STAT_VFORK_HANDOFF);
 		return waker;

@@ -56,6 +56,7 @@ __hidden int start_turn(struct task_struct *p __task, struct task_ctx *tctx __tc
 	cctx->turn_seq++;
 	cctx->waker_preempted = 0;
 	cctx->kthread_preempted = 0;
+	cctx->sync_handoff_at = 0;
 	cctx->turn_started = tctx->last_charged;
 	slice = task_slice(p, q, scx_bpf_dsq_nr_queued(q), turn_rate(), NULL);
 	if (slice >= rr_interval_ns)

@@ -190,6 +190,7 @@ int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool
 int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx);
 int lat_wait_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int cpu_goes_idle(s32 cpu, u64 now);
+int end_sync_handoff_wait(struct task_struct *p __task, s32 cpu, u64 now);
 int lat_turn_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now, bool runnable);
 
 /* slice_timer.bpf.c: slices shorter than the tick */
