@@ -835,7 +835,9 @@ def cyclictest_pinned(cpu, period_us, secs):
     staged = "/run/vrq-cyclictest"
     if not os.path.exists(staged):
         shutil.copy(shutil.which("cyclictest"), staged)
-    out = subprocess.run(["taskset", "-c", str(cpu), staged, "-p", "0", "-t1", "-i", str(period_us), "-D", str(secs),
+    # -p 0 before --policy=other: -p 0 alone, or after it, runs the measuring thread at SCHED_FIFO 2
+    out = subprocess.run(["taskset", "-c", str(cpu), staged, "-p", "0", "--policy=other", "-t1", "-i", str(period_us),
+                          "-D", str(secs),
                           "-q", "-m", "-h", "20000"], capture_output=True, text=True, timeout=secs * 30 + 60).stdout
     hist = {}
     for line in out.splitlines():
