@@ -11,7 +11,9 @@
 //   epoll   the same waker sends a datagram over loopback UDP to a socket the sleeper waits for in
 //           epoll_wait (the wake-up comes from the network's softirq);
 //   signal  the same waker sends SIGUSR1 to the sleeper's thread (tgkill), which waits in sigwaitinfo.
-// The sleeper itself is not pinned: where it runs is the scheduler's choice.
+// The program does not pin the sleeper: the bench runs it under taskset, with its hogs on the same CPU and the
+// waker on another, because on an emulated machine with one host thread for all vCPUs a wake-up for a busy
+// vCPU that is not the one running waits for its turn, whatever the scheduler does.
 // Measured per period:
 //   wake-up latency  from the boundary (timer) or from the waker's call (the others: its timestamp just
 //                    before the system call) to the sleeper running again (µs);

@@ -404,10 +404,13 @@ def sleeper_lines(plan, summary):
     if not points:
         return []
     return [f"## The sleeper surface (instrument: {', '.join(sorted({summary[w]['instrument'] for w in points}))})",
-            "", "Each point `sleeper-PERIOD-hHOGS[n19]-wWORK-SOURCE[-onecpu]`: the project's periodic sleeper, woken "
-            "every PERIOD by SOURCE, doing WORK % of the period in CPU work, beside HOGS CPU hogs per CPU (at nice 19 "
-            "with `n19`; `-onecpu`: sleeper and hogs on the last CPU, the others idle); `cyclictest-PERIOD-hHOGS`: "
-            "cyclictest at SCHED_OTHER. Cells: mean (µs; periods), and in parentheses the ratio to EEVDF with its "
+            "", "Each point `sleeper-PERIOD-hHOGS[n19]-wWORK-SOURCE-cpuK`: the project's periodic sleeper, woken "
+            "every PERIOD by SOURCE, doing WORK % of the period in CPU work, pinned to CPU K beside HOGS CPU hogs "
+            "pinned there too (at nice 19 with `n19`), the waker of the event sources on another CPU, every other "
+            "CPU idle; `cyclictest-PERIOD-hHOGS-cpuK`: cyclictest at SCHED_OTHER in the same shape. So each point "
+            "shows when the scheduler runs a woken sleeper among its hogs, not where it places it (on the "
+            "instruction clock a wake-up for one busy vCPU while another runs waits for the vCPUs' turn-taking: "
+            "bench/README.md). Cells: mean (µs; periods), and in parentheses the ratio to EEVDF with its "
             "interval and verdict; below 1 is better.", "",
             *_group_table(plan, summary, points, SLEEPER_COLS, False)]
 
