@@ -27,11 +27,12 @@ import unittest
 import unittest.mock
 from fractions import Fraction
 
-from vrqbench import (cli, goals, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
+from vrqbench import (builds, cli, goals, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
                       workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 class TestStats(unittest.TestCase):
@@ -1423,6 +1424,124 @@ class TestReadmeTable(unittest.TestCase):
             rc, text = self.run_table(readme=readme, rows=path, results=results)
             self.assertEqual(rc, 2)
             self.assertIn("regenerate it with bench/bench report", text)
+
+
+class TestBuilds(unittest.TestCase):
+    """Which build a report measured (vrqbench/builds.py): the binary's sha256 and --version recorded when a run
+    starts, a changed binary refused on resume, the knob values read from each run's startup line, and the
+    README's generator reading the commit from the report, refusing a dirty build, a record that disagrees with
+    the row list, and knob values other than the committed defaults' where no change of the defaults is known."""
+    KNOBS = read(os.path.join(REPO, "src", "knob-defaults.txt")).split()
+    REPO = REPO
+
+    def startup_line(self, version="0.1.0-g1f750930a1b2", knobs=None):
+        return (f"09:11:05 [INFO] kernel features: arena_fetch_bitops=no\n09:11:05 [INFO] scx_vrq {version} "
+                f"x86_64-unknown-linux-gnu on Linux 7.3.4+deb13-amd64: {' '.join(knobs or self.KNOBS)}, 2 CPUs\n")
+
+    def test_versions_and_startup_lines_parsed(self):
+        self.assertEqual(builds.parse_version("0.1.0-g8bfcc85322d1"),
+                         {"version": "0.1.0-g8bfcc85322d1", "commit": "8bfcc85322d1", "dirty": False})
+        self.assertTrue(builds.parse_version("0.1.0-g8bfcc85322d1-dirty")["dirty"])
+        self.assertEqual(builds.parse_version("0.1.0")["commit"], None)
+        s = builds.startup(self.startup_line())
+        self.assertEqual((s["commit"], s["kernel"], s["cpus"], s["knobs"]["queue"]), ("1f750930a1b2", "7.3.4+deb13-amd64",
+                                                                                       2, "llc"))
+        self.assertIsNone(builds.startup("09:11:05 [INFO] topology (cpu:core/llc/pkg/node): 0:0/0/0/0\n"))
+
+    def test_each_scheduler_read_from_its_own_logs(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "logs"))
+            plan = {"workloads": ["pipe"], "schedulers": ["eevdf", "vrq-base", "vrq-base-bfs"], "runs": 2}
+            bfs = [k.replace("queue=llc", "queue=global") for k in self.KNOBS]
+            for r in range(2):
+                with open(os.path.join(d, "logs", f"pipe-vrq-base-{r}.log"), "w") as f:
+                    f.write(self.startup_line("0.1.0"))
+                with open(os.path.join(d, "logs", f"pipe-vrq-base-bfs-{r}.log"), "w") as f:
+                    f.write(self.startup_line("0.1.0", bfs if r == 0 else None))
+            got = builds.report_builds(d, plan)
+            self.assertEqual(set(got), {"vrq-base", "vrq-base-bfs"})
+            self.assertEqual((got["vrq-base"]["knobs"]["queue"], got["vrq-base"]["runs_logged"]), ("llc", 2))
+            self.assertNotIn("knobs_differ", got["vrq-base"])
+            self.assertEqual((got["vrq-base-bfs"]["knobs"]["queue"], got["vrq-base-bfs"]["knobs_differ"]), ("global", True))
+            self.assertIsNone(got["vrq-base"]["commit"])
+
+    def fake_repo(self, d, version):
+        binary = os.path.join(d, "target", "release", "scx_vrq")
+        os.makedirs(os.path.dirname(binary), exist_ok=True)
+        with open(binary, "w") as f:
+            f.write(f"#!/bin/sh\necho 'scx_vrq {version} x86_64-unknown-linux-gnu'\n")
+        os.chmod(binary, 0o755)
+
+    def test_a_run_records_its_builds_and_refuses_another_on_resume(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            os.makedirs(out)
+            self.fake_repo(d, "0.1.0-g0123456789ab-dirty")
+            self.assertIsNone(builds.record(out, d, ["eevdf", "vrq-llc", "vrq-bfs"]))
+            got = json.loads(read(os.path.join(out, builds.BUILDS)))
+            self.assertEqual(set(got), {"vrq-llc", "vrq-bfs"})
+            self.assertEqual((got["vrq-llc"]["binary"], got["vrq-llc"]["commit"], got["vrq-llc"]["dirty"],
+                              got["vrq-bfs"]["args"]), ("target/release/scx_vrq", "0123456789ab", True,
+                                                        ["--profile", "bfs"]))
+            self.assertEqual(len(got["vrq-llc"]["sha256"]), 64)
+            self.assertIsNone(builds.record(out, d, ["eevdf", "vrq-llc"]))  # the same binary resumes
+            self.fake_repo(d, "0.1.0-gfedcba987654")
+            err = builds.record(out, d, ["eevdf", "vrq-llc"])
+            self.assertRegex(err, r"vrq-llc's binary .* is not the one .* use a new --out")
+
+    def report_with_log(self, d, version, knobs=None):
+        results = os.path.join(d, "results")
+        folder = os.path.join(results, "2026-01-01-r")
+        os.makedirs(os.path.join(folder, "logs"))
+        write_run(folder, {"pipe": {"eevdf": [{"usecs_per_op": 10.0}] * 3, "vrq-llc": [{"usecs_per_op": 9.0}] * 3}},
+                  {"pipe": "instructions"})
+        for r in range(3):
+            with open(os.path.join(folder, "logs", f"pipe-vrq-llc-{r}.log"), "w") as f:
+                f.write(self.startup_line(version, knobs))
+        report.report(folder)
+        return results, folder
+
+    def built(self, results, listed=None, changes=()):
+        spec = {"rows": [{"report": "2026-01-01-r", "workload": "pipe", "metric": "usecs_per_op"}],
+                "reports": {"2026-01-01-r": {"scx_vrq": listed}} if listed else {},
+                "defaults_changes": [{"commit": c, "what": "x"} for c in changes]}
+        return readme_table._Reports(spec, results).built("2026-01-01-r")
+
+    def test_the_generator_reads_the_commit_from_the_report(self):
+        with tempfile.TemporaryDirectory() as d:
+            # real commits of this repository: 1f75093 follows c72a09c, 2377f65 precedes it
+            results, folder = self.report_with_log(d, "0.1.0-g1f750930a1b2")
+            self.assertIn("- `vrq-llc`: scx_vrq 0.1.0-g1f750930a1b2 (commit 1f750930a1b2); knobs (fingerprint ",
+                          read(os.path.join(folder, "report.md")))
+            self.assertEqual(json.loads(read(os.path.join(folder, "summary.json")))["builds"]["vrq-llc"]["commit"],
+                             "1f750930a1b2")
+            self.assertEqual(self.built(results), "1f75093")
+            self.assertEqual(self.built(results, listed="1f75093"), "1f75093")
+            with self.assertRaisesRegex(readme_table.TableError, "the row list says scx_vrq 2377f65"):
+                self.built(results, listed="2377f65")
+        with tempfile.TemporaryDirectory() as d:
+            results, _ = self.report_with_log(d, "0.1.0-g1f750930a1b2-dirty")
+            with self.assertRaisesRegex(readme_table.TableError, "dirty tree"):
+                self.built(results)
+        with tempfile.TemporaryDirectory() as d:
+            # knob values other than the committed defaults: refused unless the commit predates a known change
+            other = [k.replace("wake-credit=0", "wake-credit=50") for k in self.KNOBS]
+            results, _ = self.report_with_log(d, "0.1.0-g1f750930a1b2", other)
+            with self.assertRaisesRegex(readme_table.TableError, "knob values other than"):
+                self.built(results)
+        with tempfile.TemporaryDirectory() as d:
+            other = [k.replace("wake-credit=0", "wake-credit=50") for k in self.KNOBS]
+            results, _ = self.report_with_log(d, "0.1.0-g2377f65", other)
+            self.assertEqual(self.built(results, changes=["c72a09c"]), "2377f65")
+            # a knob the build did not have yet is no difference
+            results2, _ = self.report_with_log(os.path.join(d, "b"), "0.1.0-g1f750930a1b2", self.KNOBS[:-1])
+            self.assertEqual(self.built(results2), "1f75093")
+
+    def test_the_knob_defaults_history_counts_as_changes_of_the_defaults(self):
+        changes = builds.knob_default_changes(self.REPO)
+        defaults = readme_table._Defaults({"defaults_changes": []}, repo=self.REPO)
+        self.assertEqual(defaults.changes, [c[:12] for c in changes])
+        self.assertEqual(builds.knob_defaults(self.REPO)["queue"], "llc")
 
 
 class TestGoals(unittest.TestCase):
