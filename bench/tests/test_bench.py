@@ -1517,6 +1517,11 @@ class TestBuilds(unittest.TestCase):
                              "1f750930a1b2")
             self.assertEqual(self.built(results), "1f75093")
             self.assertEqual(self.built(results, listed="1f75093"), "1f75093")
+            # kept in builds.json: without the logs the report still has the knobs
+            shutil.rmtree(os.path.join(folder, "logs"))
+            report.report(folder)
+            self.assertEqual(json.loads(read(os.path.join(folder, "summary.json")))["builds"]["vrq-llc"]["knobs"],
+                             builds.parse_knobs(" ".join(self.KNOBS)))
             with self.assertRaisesRegex(readme_table.TableError, "the row list says scx_vrq 2377f65"):
                 self.built(results, listed="2377f65")
         with tempfile.TemporaryDirectory() as d:

@@ -5,8 +5,8 @@ For every scx_vrq scheduler of a run (`vrq-*`: this tree's target/release/scx_vr
 `--version` says: the commit it was built at and whether the tree was dirty (build.rs stamps both). A
 resumed run whose binary differs from the one recorded is refused: one scheduler name, one build. The knob
 values each one ran with are those it logs when it starts ("scx_vrq VERSION on Linux RELEASE: KNOB=VALUE
-..., N CPUs"), read from DIR/logs at report time, so that reports saved before builds.json existed give
-theirs too.
+..., N CPUs"), read from DIR/logs at report time (so that reports saved before builds.json existed give
+theirs too) and kept in builds.json for when the logs are gone.
 
 The defaults' knob values are committed in src/knob-defaults.txt, one KNOB=VALUE a line (scx_vrq's unit
 test `defaults_by_name` fails when they differ from the loader's): the last commit that changed that file is
@@ -141,10 +141,19 @@ def report_builds(out, plan):
         if log:
             b["knobs"] = log["knobs"]
             b["runs_logged"] = log["runs_logged"]
+            b.pop("knobs_differ", None)
             if log.get("knobs_differ"):
                 b["knobs_differ"] = True
         builds[s] = b
     return builds
+
+
+def save(out, built):
+    """Keep what the logs gave in DIR/builds.json, so that a report whose logs are not kept (the committed
+    reports keep none) still names its builds' knobs when regenerated."""
+    if built:
+        with open(os.path.join(out, BUILDS), "w") as f:
+            json.dump(built, f, indent=1, sort_keys=True)
 
 
 def knob_defaults(repo):

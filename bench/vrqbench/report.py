@@ -492,6 +492,7 @@ def report(out):
     plan, recs, machine = load(out)
     summary = summarize_run(plan, recs)
     built = builds.report_builds(out, plan)
+    builds.save(out, built)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"plan": plan, "machine": machine, "method": METHOD, "ratios": ratios(summary),
                    "summary": summary, **({"builds": built} if built else {})}, f, indent=1)
