@@ -11,7 +11,10 @@
 //   epoll   the same waker sends a datagram over loopback UDP to a socket the sleeper waits for in
 //           epoll_wait (the wake-up comes from the network's softirq);
 //   signal  the same waker sends SIGUSR1 to the sleeper's thread (tgkill), which waits in sigwaitinfo.
-// The sleeper itself is not pinned: where it runs is the scheduler's choice.
+// The program does not pin the sleeper: the bench runs it under taskset, with its hogs on the same CPU and the
+// waker on another, because on an emulated machine with one host thread for all vCPUs a wake-up for a busy
+// vCPU that is not the one running waits for its turn, whatever the scheduler does.
+// Its timer slack is 1 ns (see main), so that a timer's lateness is the wake-up's, not the kernel's batching.
 // Measured per period:
 //   wake-up latency  from the boundary (timer) or from the waker's call (the others: its timestamp just
 //                    before the system call) to the sleeper running again (µs);
@@ -40,6 +43,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -281,6 +285,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sleeper SECONDS PERIOD_US WORK_US timer|futex|pipe|epoll|signal [WAKER_CPU]  "
 				"(0 <= WORK_US < PERIOD_US; WAKER_CPU default the last CPU)\n");
 		return 2;
+	}
+	// The kernel lets a SCHED_OTHER thread's timer fire up to its timer slack late (by default 50 us) to
+	// batch wake-ups; that lateness is the same under every scheduler and would hide the scheduler's part.
+	// The slack is set to 1 ns, as cyclictest does, before the waker thread is created (it inherits it).
+	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0)) {
+		perror("sleeper: PR_SET_TIMERSLACK");
+		return 1;
 	}
 	period_ns = (uint64_t)period_us * 1000;
 	work_loops = work_us ? calibrate(work_us) : 0;

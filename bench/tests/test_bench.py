@@ -27,11 +27,12 @@ import unittest
 import unittest.mock
 from fractions import Fraction
 
-from vrqbench import (cli, goals, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
+from vrqbench import (builds, cli, goals, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
                       workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 class TestStats(unittest.TestCase):
@@ -501,11 +502,14 @@ def fake_probe(stdout="", stderr=""):
 
 
 class TestSleeperSurface(unittest.TestCase):
-    """The sleeper surface (issue 46): a family of points around one centre, each axis moved alone, cyclictest's
-    four points beside, the probe's and cyclictest's outputs parsed, the hogs started as each point says."""
+    """The sleeper surface (issue 46): a family of points around one centre, each axis moved alone (the hogs at
+    nice 19 at each count), cyclictest's four points beside, every one pinned to one CPU with its hogs and the
+    waker on another, the probe's and cyclictest's outputs parsed, the hogs started as each point says."""
     LINE = ("samples=2980 periods=3000 missed=20 p50=8 p99=640 p999=1200 max=3000 waker_p50=0 waker_p99=0 "
             "cpu0_n=1000 cpu0_p50=5 cpu0_p99=300 cpu1_n=1980 cpu1_p50=210 cpu1_p99=900 source=timer period_us=1000 "
             "work_us=0\n")
+    PINNED = ("samples=2980 periods=3000 missed=20 p50=8 p99=640 p999=1200 max=3000 waker_p50=0 waker_p99=0 "
+              "cpu1_n=2980 cpu1_p50=8 cpu1_p99=640 source=timer period_us=1000 work_us=0\n")
 
     def test_a_family_around_the_centre_named_together(self):
         points = workloads.WORKLOAD_GROUPS["sleeper-surface"]
@@ -513,21 +517,27 @@ class TestSleeperSurface(unittest.TestCase):
         for p in points:
             self.assertEqual((WORKLOADS[p]["instrument"], WORKLOADS[p]["named"]), ("instructions", True), p)
             self.assertEqual(WORKLOADS[p]["primary"], "p99_us")
+            self.assertRegex(p, r"-cpu[01]$")
         centre = workloads.SLEEPER_CENTRE
         family = workloads.sleeper_points()
         self.assertEqual(family[0], centre)
-        for pt in family[1:]:  # each moves one axis only
-            self.assertEqual(sum(pt[k] != centre[k] for k in centre), 1, pt)
+        for pt in family[1:]:  # each moves one axis only, but the nice-19 hogs, which move the count too
+            moved = {k for k in centre if pt[k] != centre[k]}
+            self.assertTrue(len(moved) == 1 or moved == {"nice", "hogs"}, pt)
         moved = {k for pt in family for k in centre if pt[k] != centre[k]}
         self.assertEqual(moved, set(centre))
         self.assertEqual({pt["period_us"] for pt in family}, {250, 1000, 4000, 16000})
         self.assertEqual({pt["hogs"] for pt in family}, {0, 1, 2, 4})
+        self.assertEqual({pt["hogs"] for pt in family if pt["nice"] == 19}, {1, 2, 4})
         self.assertEqual({pt["source"] for pt in family}, set(workloads.SLEEPER_SOURCES))
         self.assertEqual({pt["work_pct"] for pt in family}, {0, 10, 50})
-        self.assertIn("sleeper-1ms-h2-w0-timer", points)
-        self.assertIn("sleeper-1ms-h2n19-w0-timer", points)
+        self.assertEqual({pt["cpu"] for pt in family}, {0, 1})
+        self.assertEqual(len({workloads.sleeper_name(**pt) for pt in family}), len(family))
+        self.assertIn("sleeper-1ms-h2-w0-timer-cpu1", points)
+        self.assertIn("sleeper-1ms-h4n19-w0-timer-cpu1", points)
         self.assertEqual([p for p in points if p.startswith("cyclictest-")],
-                         ["cyclictest-1ms-h0", "cyclictest-1ms-h1", "cyclictest-1ms-h2", "cyclictest-4ms-h2"])
+                         ["cyclictest-1ms-h0-cpu1", "cyclictest-1ms-h1-cpu1", "cyclictest-1ms-h2-cpu1",
+                          "cyclictest-4ms-h2-cpu1"])
         plan = cli.make_plan(cli.parser().parse_args(["run", "--workloads", "sleeper-surface", "--cpus", "2"]))
         self.assertEqual(plan["workloads"], points)
 
@@ -540,30 +550,39 @@ class TestSleeperSurface(unittest.TestCase):
 
     def run_point(self, name, secs=3, ncpu=2, out=None):
         FakeLoad.started = []
-        sh = fake_probe(out or self.LINE)
+        sh = fake_probe(out or self.PINNED)
         with unittest.mock.patch.object(workloads, "Background", FakeLoad), \
              unittest.mock.patch.object(workloads, "_sh", sh), \
              unittest.mock.patch.object(workloads.time, "sleep", lambda s: None):
             m = WORKLOADS[name]["run"]({"ncpu": ncpu, "secs": secs, "probes": "/p", "instrument": "instructions"})
         return m, sh.calls, FakeLoad.started
 
-    def test_each_point_runs_its_probe_beside_its_hogs(self):
-        m, calls, hogs = self.run_point("sleeper-1ms-h2-w0-timer")
-        self.assertEqual(calls, [["/p/sleeper", "3", "1000", "0", "timer"]])
-        self.assertEqual([(h.cmd, h.nice, h.cpu, h.stopped) for h in hogs], [(":", 0, None, True)] * 4)
-        self.assertEqual((m["p99_us"], m["secs"]), (640, 3))
-        # 300 periods of 16 ms need 4.8 s; 4 hogs per CPU are 8 hogs; 10% of 1 ms is 100 us of work
-        self.assertEqual(self.run_point("sleeper-16ms-h2-w0-timer")[1], [["/p/sleeper", "4.8", "16000", "0", "timer"]])
-        _, _, hogs = self.run_point("sleeper-1ms-h2n19-w0-timer")
-        self.assertEqual({h.nice for h in hogs}, {19})
-        self.assertEqual(len(self.run_point("sleeper-1ms-h4-w0-timer")[2]), 8)
-        self.assertEqual(self.run_point("sleeper-1ms-h0-w0-timer")[2], [])
-        self.assertEqual(self.run_point("sleeper-1ms-h2-w10-timer")[1][0][2:4], ["1000", "100"])
-        self.assertEqual(self.run_point("sleeper-1ms-h2-w0-epoll")[1][0][-1], "epoll")
-        # on one CPU: the sleeper and its two hogs pinned to the last CPU, the other idle
-        _, calls, hogs = self.run_point("sleeper-1ms-h2-w0-timer-onecpu")
+    def test_each_point_runs_its_probe_pinned_beside_its_hogs(self):
+        m, calls, hogs = self.run_point("sleeper-1ms-h2-w0-timer-cpu1")
         self.assertEqual(calls, [["taskset", "-c", "1", "/p/sleeper", "3", "1000", "0", "timer"]])
-        self.assertEqual([(h.cpu, h.stopped) for h in hogs], [(1, True)] * 2)
+        self.assertEqual([(h.cmd, h.nice, h.cpu, h.stopped) for h in hogs], [(":", 0, 1, True)] * 2)
+        self.assertEqual((m["p99_us"], m["secs"]), (640, 3))
+        # 300 periods of 16 ms need 4.8 s; 4 hogs are 4 hogs on the sleeper's CPU; 10% of 1 ms is 100 us of work
+        self.assertEqual(self.run_point("sleeper-16ms-h2-w0-timer-cpu1")[1][0][4:],
+                         ["4.8", "16000", "0", "timer"])
+        _, _, hogs = self.run_point("sleeper-1ms-h2n19-w0-timer-cpu1")
+        self.assertEqual({(h.nice, h.cpu) for h in hogs}, {(19, 1)})
+        self.assertEqual(len(self.run_point("sleeper-1ms-h4-w0-timer-cpu1")[2]), 4)
+        self.assertEqual(self.run_point("sleeper-1ms-h0-w0-timer-cpu1")[2], [])
+        self.assertEqual(self.run_point("sleeper-1ms-h2-w10-timer-cpu1")[1][0][5:7], ["1000", "100"])
+        # an event source: its waker on the other CPU, which is otherwise idle
+        self.assertEqual(self.run_point("sleeper-1ms-h2-w0-epoll-cpu1")[1][0][-2:], ["epoll", "0"])
+        cpu0 = self.PINNED.replace("cpu1_", "cpu0_")
+        _, calls, hogs = self.run_point("sleeper-1ms-h2-w0-timer-cpu0", out=cpu0)
+        self.assertEqual(calls[0][:3], ["taskset", "-c", "0"])
+        self.assertEqual({h.cpu for h in hogs}, {0})
+
+    def test_a_sample_on_another_cpu_or_too_few_cpus_fails_the_point(self):
+        with self.assertRaisesRegex(RuntimeError, "took samples elsewhere"):
+            self.run_point("sleeper-1ms-h2-w0-timer-cpu1", out=self.LINE)
+        self.assertTrue(all(h.stopped for h in FakeLoad.started))
+        with self.assertRaisesRegex(RuntimeError, "1 CPU"):
+            self.run_point("sleeper-1ms-h2-w0-futex-cpu1", ncpu=1)
 
     HIST = ("# /dev/cpu_dma_latency set to 0us\n# Histogram\n000000 000000\n000004 000900\n000005 000080\n"
             "000300 000010\n000900 000005\n# Total: 000000995\n# Min Latencies: 00004\n# Avg Latencies: 00007\n"
@@ -578,12 +597,12 @@ class TestSleeperSurface(unittest.TestCase):
         with self.assertRaises(RuntimeError):
             workloads.parse_cyclictest("defaulting realtime priority to 2\n", 1000, 1)
 
-    def run_cyclictest(self, name, policies):
+    def run_cyclictest(self, name, threads):
         calls = []
 
         def fake(cmd, timeout):
             calls.append(cmd)
-            return self.HIST, policies
+            return self.HIST, threads
         FakeLoad.started = []
         with unittest.mock.patch.object(workloads, "Background", FakeLoad), \
              unittest.mock.patch.object(workloads, "run_cyclictest", fake), \
@@ -591,22 +610,25 @@ class TestSleeperSurface(unittest.TestCase):
             m = WORKLOADS[name]["run"]({"ncpu": 2, "secs": 3, "probes": "/p", "instrument": "instructions"})
         return m, calls, FakeLoad.started
 
-    def test_cyclictest_runs_at_sched_other(self):
-        m, calls, hogs = self.run_cyclictest("cyclictest-4ms-h2", [0, 0])
+    def test_cyclictest_runs_at_sched_other_on_its_cpu(self):
+        m, calls, hogs = self.run_cyclictest("cyclictest-4ms-h2-cpu1", [(0, {1}), (0, {1})])
         # -p 0 before --policy=other (the other order runs it at SCHED_FIFO 2); 300 periods of 4 ms: 2 s, less than 3
-        self.assertEqual(calls, [["cyclictest", "-m", "-q", "-p", "0", "--policy=other", "-t", "1", "-i", "4000", "-D",
-                                  "3", "-h", str(workloads.CYCLICTEST_HIST_US)]])
-        self.assertEqual(len(hogs), 4)
+        self.assertEqual(calls, [["taskset", "-c", "1", "cyclictest", "-m", "-q", "-p", "0", "--policy=other", "-t",
+                                  "1", "-i", "4000", "-D", "3", "-h", str(workloads.CYCLICTEST_HIST_US)]])
+        self.assertEqual([h.cpu for h in hogs], [1, 1])
         self.assertEqual(m["p50_us"], 4)
-        self.assertEqual(self.run_cyclictest("cyclictest-1ms-h0", [0, 0])[2], [])
-        # a thread at SCHED_FIFO (1), or none seen, fails the run (its hogs stopped all the same)
-        for policies in ([0, 1], []):
-            with self.assertRaisesRegex(RuntimeError, "not SCHED_OTHER"):
-                self.run_cyclictest("cyclictest-1ms-h2", policies)
+        self.assertEqual(self.run_cyclictest("cyclictest-1ms-h0-cpu1", [(0, {1})])[2], [])
+        # a thread at SCHED_FIFO (1), or none seen, or one free to run elsewhere, fails the run (its hogs stopped)
+        for threads, why in (([(0, {1}), (1, {1})], "not SCHED_OTHER"), ([], "not SCHED_OTHER"),
+                             ([(0, {1}), (0, {0, 1})], "not 1 alone")):
+            with self.assertRaisesRegex(RuntimeError, why):
+                self.run_cyclictest("cyclictest-1ms-h2-cpu1", threads)
             self.assertTrue(all(h.stopped for h in FakeLoad.started))
 
     def test_thread_policies_read_from_proc(self):
-        self.assertEqual(workloads.thread_policies(os.getpid()), [0] * len(os.listdir(f"/proc/{os.getpid()}/task")))
+        mine = os.sched_getaffinity(0)
+        self.assertEqual(workloads.thread_policies(os.getpid()),
+                         [(0, mine)] * len(os.listdir(f"/proc/{os.getpid()}/task")))
 
 
 class TestOpenLoop(unittest.TestCase):
@@ -666,7 +688,7 @@ class TestOpenLoop(unittest.TestCase):
         sleeper = {"p50_us": 5, "p99_us": 600, "p999_us": 900, "missed": 3}
         opened = {"wake_p50_us": 10, "wake_p99_us": 900, "req_p50_us": 1, "req_p99_us": 2, "req_p999_us": 3,
                   "resp_p50_us": 4, "resp_p99_us": 5, "resp_p999_us": 6, "rps": 36.0}
-        metrics = {"sleeper-1ms-h2-w0-timer": {"eevdf": [sleeper] * 3, "vrq-llc": [dict(sleeper, p50_us=50)] * 3},
+        metrics = {"sleeper-1ms-h2-w0-timer-cpu1": {"eevdf": [sleeper] * 3, "vrq-llc": [dict(sleeper, p50_us=50)] * 3},
                    "reqlat-open-25ms-90-even": {"eevdf": [opened] * 3, "vrq-llc": [dict(opened, resp_p99_us=10)] * 3},
                    "schbench-open-90": {"eevdf": [opened] * 3, "vrq-llc": [opened] * 3}}
         with tempfile.TemporaryDirectory() as d:
@@ -674,8 +696,8 @@ class TestOpenLoop(unittest.TestCase):
             report.report(d)
             md = read(os.path.join(d, "report.md"))
         self.assertIn("## The sleeper surface (instrument: instructions)", md)
-        self.assertIn("| sleeper-1ms-h2-w0-timer | eevdf | 5 | 600 | 900 | 3 |", md)
-        self.assertIn("| sleeper-1ms-h2-w0-timer | vrq-llc | 50 (10.000", md)
+        self.assertIn("| sleeper-1ms-h2-w0-timer-cpu1 | eevdf | 5 | 600 | 900 | 3 |", md)
+        self.assertIn("| sleeper-1ms-h2-w0-timer-cpu1 | vrq-llc | 50 (10.000", md)
         self.assertIn("## Open-loop requests (instrument: instructions)", md)
         self.assertIn("| reqlat-open-25ms-90-even | vrq-llc | 10 (1.000", md)
         self.assertIn("| response p99 |", md)
@@ -1402,6 +1424,129 @@ class TestReadmeTable(unittest.TestCase):
             rc, text = self.run_table(readme=readme, rows=path, results=results)
             self.assertEqual(rc, 2)
             self.assertIn("regenerate it with bench/bench report", text)
+
+
+class TestBuilds(unittest.TestCase):
+    """Which build a report measured (vrqbench/builds.py): the binary's sha256 and --version recorded when a run
+    starts, a changed binary refused on resume, the knob values read from each run's startup line, and the
+    README's generator reading the commit from the report, refusing a dirty build, a record that disagrees with
+    the row list, and knob values other than the committed defaults' where no change of the defaults is known."""
+    KNOBS = read(os.path.join(REPO, "src", "knob-defaults.txt")).split()
+    REPO = REPO
+
+    def startup_line(self, version="0.1.0-g1f750930a1b2", knobs=None):
+        return (f"09:11:05 [INFO] kernel features: arena_fetch_bitops=no\n09:11:05 [INFO] scx_vrq {version} "
+                f"x86_64-unknown-linux-gnu on Linux 7.3.4+deb13-amd64: {' '.join(knobs or self.KNOBS)}, 2 CPUs\n")
+
+    def test_versions_and_startup_lines_parsed(self):
+        self.assertEqual(builds.parse_version("0.1.0-g8bfcc85322d1"),
+                         {"version": "0.1.0-g8bfcc85322d1", "commit": "8bfcc85322d1", "dirty": False})
+        self.assertTrue(builds.parse_version("0.1.0-g8bfcc85322d1-dirty")["dirty"])
+        self.assertEqual(builds.parse_version("0.1.0")["commit"], None)
+        s = builds.startup(self.startup_line())
+        self.assertEqual((s["commit"], s["kernel"], s["cpus"], s["knobs"]["queue"]), ("1f750930a1b2", "7.3.4+deb13-amd64",
+                                                                                       2, "llc"))
+        self.assertIsNone(builds.startup("09:11:05 [INFO] topology (cpu:core/llc/pkg/node): 0:0/0/0/0\n"))
+
+    def test_each_scheduler_read_from_its_own_logs(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "logs"))
+            plan = {"workloads": ["pipe"], "schedulers": ["eevdf", "vrq-base", "vrq-base-bfs"], "runs": 2}
+            bfs = [k.replace("queue=llc", "queue=global") for k in self.KNOBS]
+            for r in range(2):
+                with open(os.path.join(d, "logs", f"pipe-vrq-base-{r}.log"), "w") as f:
+                    f.write(self.startup_line("0.1.0"))
+                with open(os.path.join(d, "logs", f"pipe-vrq-base-bfs-{r}.log"), "w") as f:
+                    f.write(self.startup_line("0.1.0", bfs if r == 0 else None))
+            got = builds.report_builds(d, plan)
+            self.assertEqual(set(got), {"vrq-base", "vrq-base-bfs"})
+            self.assertEqual((got["vrq-base"]["knobs"]["queue"], got["vrq-base"]["runs_logged"]), ("llc", 2))
+            self.assertNotIn("knobs_differ", got["vrq-base"])
+            self.assertEqual((got["vrq-base-bfs"]["knobs"]["queue"], got["vrq-base-bfs"]["knobs_differ"]), ("global", True))
+            self.assertIsNone(got["vrq-base"]["commit"])
+
+    def fake_repo(self, d, version):
+        binary = os.path.join(d, "target", "release", "scx_vrq")
+        os.makedirs(os.path.dirname(binary), exist_ok=True)
+        with open(binary, "w") as f:
+            f.write(f"#!/bin/sh\necho 'scx_vrq {version} x86_64-unknown-linux-gnu'\n")
+        os.chmod(binary, 0o755)
+
+    def test_a_run_records_its_builds_and_refuses_another_on_resume(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            os.makedirs(out)
+            self.fake_repo(d, "0.1.0-g0123456789ab-dirty")
+            self.assertIsNone(builds.record(out, d, ["eevdf", "vrq-llc", "vrq-bfs"]))
+            got = json.loads(read(os.path.join(out, builds.BUILDS)))
+            self.assertEqual(set(got), {"vrq-llc", "vrq-bfs"})
+            self.assertEqual((got["vrq-llc"]["binary"], got["vrq-llc"]["commit"], got["vrq-llc"]["dirty"],
+                              got["vrq-bfs"]["args"]), ("target/release/scx_vrq", "0123456789ab", True,
+                                                        ["--profile", "bfs"]))
+            self.assertEqual(len(got["vrq-llc"]["sha256"]), 64)
+            self.assertIsNone(builds.record(out, d, ["eevdf", "vrq-llc"]))  # the same binary resumes
+            self.fake_repo(d, "0.1.0-gfedcba987654")
+            err = builds.record(out, d, ["eevdf", "vrq-llc"])
+            self.assertRegex(err, r"vrq-llc's binary .* is not the one .* use a new --out")
+
+    def report_with_log(self, d, version, knobs=None):
+        results = os.path.join(d, "results")
+        folder = os.path.join(results, "2026-01-01-r")
+        os.makedirs(os.path.join(folder, "logs"))
+        write_run(folder, {"pipe": {"eevdf": [{"usecs_per_op": 10.0}] * 3, "vrq-llc": [{"usecs_per_op": 9.0}] * 3}},
+                  {"pipe": "instructions"})
+        for r in range(3):
+            with open(os.path.join(folder, "logs", f"pipe-vrq-llc-{r}.log"), "w") as f:
+                f.write(self.startup_line(version, knobs))
+        report.report(folder)
+        return results, folder
+
+    def built(self, results, listed=None, changes=()):
+        spec = {"rows": [{"report": "2026-01-01-r", "workload": "pipe", "metric": "usecs_per_op"}],
+                "reports": {"2026-01-01-r": {"scx_vrq": listed}} if listed else {},
+                "defaults_changes": [{"commit": c, "what": "x"} for c in changes]}
+        return readme_table._Reports(spec, results).built("2026-01-01-r")
+
+    def test_the_generator_reads_the_commit_from_the_report(self):
+        with tempfile.TemporaryDirectory() as d:
+            # real commits of this repository: 1f75093 follows c72a09c, 2377f65 precedes it
+            results, folder = self.report_with_log(d, "0.1.0-g1f750930a1b2")
+            self.assertIn("- `vrq-llc`: scx_vrq 0.1.0-g1f750930a1b2 (commit 1f750930a1b2); knobs (fingerprint ",
+                          read(os.path.join(folder, "report.md")))
+            self.assertEqual(json.loads(read(os.path.join(folder, "summary.json")))["builds"]["vrq-llc"]["commit"],
+                             "1f750930a1b2")
+            self.assertEqual(self.built(results), "1f75093")
+            self.assertEqual(self.built(results, listed="1f75093"), "1f75093")
+            # kept in builds.json: without the logs the report still has the knobs
+            shutil.rmtree(os.path.join(folder, "logs"))
+            report.report(folder)
+            self.assertEqual(json.loads(read(os.path.join(folder, "summary.json")))["builds"]["vrq-llc"]["knobs"],
+                             builds.parse_knobs(" ".join(self.KNOBS)))
+            with self.assertRaisesRegex(readme_table.TableError, "the row list says scx_vrq 2377f65"):
+                self.built(results, listed="2377f65")
+        with tempfile.TemporaryDirectory() as d:
+            results, _ = self.report_with_log(d, "0.1.0-g1f750930a1b2-dirty")
+            with self.assertRaisesRegex(readme_table.TableError, "dirty tree"):
+                self.built(results)
+        with tempfile.TemporaryDirectory() as d:
+            # knob values other than the committed defaults: refused unless the commit predates a known change
+            other = [k.replace("wake-credit=0", "wake-credit=50") for k in self.KNOBS]
+            results, _ = self.report_with_log(d, "0.1.0-g1f750930a1b2", other)
+            with self.assertRaisesRegex(readme_table.TableError, "knob values other than"):
+                self.built(results)
+        with tempfile.TemporaryDirectory() as d:
+            other = [k.replace("wake-credit=0", "wake-credit=50") for k in self.KNOBS]
+            results, _ = self.report_with_log(d, "0.1.0-g2377f65", other)
+            self.assertEqual(self.built(results, changes=["c72a09c"]), "2377f65")
+            # a knob the build did not have yet is no difference
+            results2, _ = self.report_with_log(os.path.join(d, "b"), "0.1.0-g1f750930a1b2", self.KNOBS[:-1])
+            self.assertEqual(self.built(results2), "1f75093")
+
+    def test_the_knob_defaults_history_counts_as_changes_of_the_defaults(self):
+        changes = builds.knob_default_changes(self.REPO)
+        defaults = readme_table._Defaults({"defaults_changes": []}, repo=self.REPO)
+        self.assertEqual(defaults.changes, [c[:12] for c in changes])
+        self.assertEqual(builds.knob_defaults(self.REPO)["queue"], "llc")
 
 
 class TestGoals(unittest.TestCase):

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from vrqbench import goals, instruments, readme_table, sessions
+from vrqbench import builds, goals, instruments, readme_table, sessions
 from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
 from vrqbench.schedulers import (BASE_BINARY, DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT,
@@ -184,6 +184,9 @@ def cmd_run(a):
         if not os.path.exists(os.path.join(REPO, BASE_BINARY)) or not os.path.samefile(
                 a.base_binary, os.path.join(REPO, BASE_BINARY)):
             shutil.copy2(a.base_binary, os.path.join(REPO, BASE_BINARY))
+    err = builds.record(out, REPO, plan["schedulers"])  # which build each scx_vrq scheduler is (issue 48)
+    if err:
+        sys.exit(f"bench: {err}")
 
     failed = []
     for instrument, ws in boots:

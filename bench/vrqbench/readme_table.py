@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 
+from vrqbench import builds
 from vrqbench import schedulers as schedmod
 from vrqbench.report import BASELINE
 from vrqbench.stats import NO_VERDICT, compare
@@ -220,6 +221,15 @@ class _Defaults:
         self.changes = [c["commit"] for c in spec.get("defaults_changes", [])]
         self.repo = repo
         self.cache = {}
+        # every commit that changed the default knob values (src/knob-defaults.txt's history) is a change
+        # of the defaults, listed or not
+        listed = {self._full(c) for c in self.changes}
+        self.changes += [c[:12] for c in builds.knob_default_changes(repo) if c not in listed]
+
+    def _full(self, commit):
+        r = subprocess.run(["git", "-C", self.repo, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}"],
+                           capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else commit
 
     def _behind(self, change, commit):
         key = (change, commit)
@@ -245,7 +255,7 @@ class _Reports:
     """The reports the row list names, each read once, and each row's judgement."""
 
     def __init__(self, spec, results):
-        self.spec, self.results, self.reports = spec, results, {}
+        self.spec, self.results, self.reports, self.build_records = spec, results, {}, {}
         self.defaults = _Defaults(spec)
 
     def get(self, name):
@@ -254,7 +264,33 @@ class _Reports:
         return self.reports[name]
 
     def built(self, name):
-        return self.spec.get("reports", {}).get(name, {}).get("scx_vrq")
+        """The commit of the scx_vrq defaults (vrq-llc) the report measured: the report's own record (its
+        builds.json or the loader's startup line in its logs, bench/vrqbench/builds.py) where it has one, else
+        the row list's "reports". Refused: a record that disagrees with the row list, a build from a dirty
+        tree (its commit does not vouch for its sources), knob values other than the committed defaults'
+        (src/knob-defaults.txt) where the commit predates no change of the defaults."""
+        listed = self.spec.get("reports", {}).get(name, {}).get("scx_vrq")
+        own = self.builds(name).get("vrq-llc", {})
+        commit = own.get("commit")
+        if not commit:
+            return listed
+        if listed and not (commit.startswith(listed) or listed.startswith(commit)):
+            raise TableError(f"{name}: the row list says scx_vrq {listed}, the report's own record {commit}")
+        if own.get("dirty"):
+            raise TableError(f"{name}: scx_vrq {commit} was built from a dirty tree: its commit does not say what "
+                             f"it ran; list the report under \"excluded\" with that reason")
+        knobs, defaults = own.get("knobs") or {}, builds.knob_defaults(self.defaults.repo)
+        # a knob one side does not have is a knob added (at the behaviour before it) or removed since
+        if any(knobs[k] != defaults[k] for k in knobs.keys() & defaults.keys()) and not self.defaults.since(commit):
+            raise TableError(f"{name}: vrq-llc ran knob values other than src/knob-defaults.txt's, yet its commit "
+                             f"{commit} predates no change of the defaults")
+        return commit[:7] if not listed else listed
+
+    def builds(self, name):
+        if name not in self.build_records:
+            folder = os.path.join(self.results, name)
+            self.build_records[name] = builds.report_builds(folder, self.get(name)["plan"])
+        return self.build_records[name]
 
     def row(self, row):
         """(report, higher, judgement) of one row."""

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from vrqbench import builds
 from vrqbench.stats import CONFIDENCE, METHOD, MIN_RUNS, NO_VERDICT, compare, ratio, summarize, trimmed_mean
 from vrqbench.workloads import BUILD_FOUR, WORKLOAD_GROUPS, WORKLOADS
 
@@ -229,7 +230,22 @@ def instrument_lines(plan, machine):
     return lines
 
 
-def markdown(plan, summary, machine):
+def build_lines(built):
+    """One line per scx_vrq scheduler: its build (commit, dirty, sha256) and the knob values it ran with."""
+    lines = []
+    for s, b in built.items():
+        commit = (f"commit {b['commit']}{', dirty tree' if b.get('dirty') else ''}" if b.get("commit")
+                  else "no commit recorded")
+        sha = f", sha256 {b['sha256'][:16]}" if b.get("sha256") else ""
+        knobs = b.get("knobs")
+        knob_text = (f"; knobs (fingerprint {builds.fingerprint(knobs)}"
+                     f"{', not the same in every run' if b.get('knobs_differ') else ''}): "
+                     + " ".join(f"{k}={v}" for k, v in knobs.items())) if knobs else "; knobs not logged"
+        lines.append(f"- `{s}`: scx_vrq {b.get('version') or '?'} ({commit}{sha}){knob_text}")
+    return lines
+
+
+def markdown(plan, summary, machine, built=None):
     lines = ["# scx_vrq bench report", ""]
     lines.append(f"Machine under test: {machine.get('cpus', '?')} CPUs, {machine.get('cpu_model', '?')}, kernel "
                  f"{machine.get('kernel', '?')}{' (virtualized)' if machine.get('virtualized') else ''}.")
@@ -244,6 +260,9 @@ def markdown(plan, summary, machine):
                      "100 (bench/vrqbench/sessions.py).")
     if plan.get("peer_versions"):
         lines.append("Peers: " + ", ".join(f"{c} {v}" for c, v in plan["peer_versions"].items()) + ".")
+    if built:
+        lines += ["", "Builds (bench/vrqbench/builds.py: builds.json and each scheduler's startup line):", "",
+                  *build_lines(built)]
     lines.append("")
     lines.append("Instruments (every number below comes from the instrument named at its workload):")
     lines.append("")
@@ -404,10 +423,13 @@ def sleeper_lines(plan, summary):
     if not points:
         return []
     return [f"## The sleeper surface (instrument: {', '.join(sorted({summary[w]['instrument'] for w in points}))})",
-            "", "Each point `sleeper-PERIOD-hHOGS[n19]-wWORK-SOURCE[-onecpu]`: the project's periodic sleeper, woken "
-            "every PERIOD by SOURCE, doing WORK % of the period in CPU work, beside HOGS CPU hogs per CPU (at nice 19 "
-            "with `n19`; `-onecpu`: sleeper and hogs on the last CPU, the others idle); `cyclictest-PERIOD-hHOGS`: "
-            "cyclictest at SCHED_OTHER. Cells: mean (µs; periods), and in parentheses the ratio to EEVDF with its "
+            "", "Each point `sleeper-PERIOD-hHOGS[n19]-wWORK-SOURCE-cpuK`: the project's periodic sleeper, woken "
+            "every PERIOD by SOURCE, doing WORK % of the period in CPU work, pinned to CPU K beside HOGS CPU hogs "
+            "pinned there too (at nice 19 with `n19`), the waker of the event sources on another CPU, every other "
+            "CPU idle; `cyclictest-PERIOD-hHOGS-cpuK`: cyclictest at SCHED_OTHER in the same shape. So each point "
+            "shows when the scheduler runs a woken sleeper among its hogs, not where it places it (on the "
+            "instruction clock a wake-up for one busy vCPU while another runs waits for the vCPUs' turn-taking: "
+            "bench/README.md). Cells: mean (µs; periods), and in parentheses the ratio to EEVDF with its "
             "interval and verdict; below 1 is better.", "",
             *_group_table(plan, summary, points, SLEEPER_COLS, False)]
 
@@ -469,11 +491,13 @@ def report(out):
     on them."""
     plan, recs, machine = load(out)
     summary = summarize_run(plan, recs)
+    built = builds.report_builds(out, plan)
+    builds.save(out, built)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"plan": plan, "machine": machine, "method": METHOD, "ratios": ratios(summary),
-                   "summary": summary}, f, indent=1)
+                   "summary": summary, **({"builds": built} if built else {})}, f, indent=1)
     with open(os.path.join(out, "report.md"), "w") as f:
-        f.write(markdown(plan, summary, machine))
+        f.write(markdown(plan, summary, machine, built))
     try:
         plots(out, summary)
     except ImportError:

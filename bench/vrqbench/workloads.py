@@ -338,11 +338,16 @@ def schbench_open(load_pct):
 SLEEPER_MIN_PERIODS = 300
 SLEEPER_SOURCES = ("timer", "futex", "pipe", "epoll", "signal")
 SLEEPER_PERCENTILES = ["p50_us", "p99_us", "p999_us", "missed"]
-# the central point; every other point moves one axis away from it
-SLEEPER_CENTRE = {"period_us": 1000, "hogs": 2, "nice": 0, "work_pct": 0, "source": "timer", "pin": False}
-SLEEPER_AXES = (("period_us", (250, 4000, 16000)), ("hogs", (0, 1, 4)), ("nice", (19,)), ("work_pct", (10, 50)),
-                ("source", ("futex", "pipe", "epoll", "signal")), ("pin", (True,)))
-# cyclictest's points (issue 46's table): (hogs per CPU, period µs)
+# The central point; every other point moves one axis away from it, but for the hogs at nice 19, which are
+# measured at each hog count. `cpu`: the CPU the sleeper and its hogs are pinned to. On single-threaded TCG
+# a wake-up for a vCPU that is not the one running waits for its turn on the host thread, so with every vCPU
+# busy a sleeper's figure follows the vCPU it sits on, not the scheduler (docs/results/2026-11-28-timer-skew):
+# every point keeps one CPU busy and the other idle but for the waker of the event sources.
+SLEEPER_CENTRE = {"period_us": 1000, "hogs": 2, "nice": 0, "work_pct": 0, "source": "timer", "cpu": 1}
+SLEEPER_AXES = (("period_us", (250, 4000, 16000)), ("hogs", (0, 1, 4)), ("work_pct", (10, 50)),
+                ("source", ("futex", "pipe", "epoll", "signal")), ("cpu", (0,)))
+SLEEPER_NICE19_HOGS = (1, 2, 4)
+# cyclictest's points (issue 46's table): (hogs, period µs), on the centre's CPU
 CYCLICTEST_POINTS = ((0, 1000), (1, 1000), (2, 1000), (2, 4000))
 CYCLICTEST_HIST_US = 100000
 
@@ -351,17 +356,17 @@ def _period_label(us):
     return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
 
 
-def sleeper_name(period_us, hogs, nice, work_pct, source, pin):
-    return (f"sleeper-{_period_label(period_us)}-h{hogs}{'n19' if nice == 19 else ''}-w{work_pct}-{source}"
-            + ("-onecpu" if pin else ""))
+def sleeper_name(period_us, hogs, nice, work_pct, source, cpu):
+    return f"sleeper-{_period_label(period_us)}-h{hogs}{'n19' if nice == 19 else ''}-w{work_pct}-{source}-cpu{cpu}"
 
 
 def sleeper_points():
-    """Every point of the project probe's family: the centre, then one axis moved at a time."""
+    """Every point of the project probe's family: the centre, then one axis moved at a time, then the hogs at
+    nice 19 at each of their counts."""
     points = [dict(SLEEPER_CENTRE)]
     for axis, values in SLEEPER_AXES:
         points += [dict(SLEEPER_CENTRE, **{axis: v}) for v in values]
-    return points
+    return points + [dict(SLEEPER_CENTRE, hogs=h, nice=19) for h in SLEEPER_NICE19_HOGS]
 
 
 def parse_sleeper(text):
@@ -387,26 +392,39 @@ def _hogs(ctx, per_cpu, nice=0, cpu=None):
     return hogs
 
 
-def sleeper(period_us, hogs, nice, work_pct, source, pin):
-    """The project's periodic sleeper (bench/src/sleeper.c) at SCHED_OTHER beside `hogs` CPU hogs per CPU at
-    `nice`, unpinned; `pin`: the sleeper and its hogs on the last CPU, the others idle. Every period_us it is
-    woken by `source` (its own timer; a futex, pipe, loopback UDP socket in epoll, or signal from a waker
-    pinned to the last CPU) and does work_pct % of the period in CPU work, calibrated with the hogs running
-    (so the work is guest time as the loaded machine gives it). Wake-up p50/p99/p99.9 µs (lower is better) and
-    missed periods. Runs the run's seconds, or SLEEPER_MIN_PERIODS periods."""
+def _sleeper_cpus(ctx, cpu):
+    """(the measured CPU, the waker's CPU: the first other one); a point needs two CPUs."""
+    if ctx["ncpu"] < 2 or cpu >= ctx["ncpu"]:
+        raise RuntimeError(f"a sleeper point pins to CPU {cpu} and its waker to another: {ctx['ncpu']} CPU(s)")
+    return cpu, 1 if cpu == 0 else 0
+
+
+def sleeper(period_us, hogs, nice, work_pct, source, cpu):
+    """The project's periodic sleeper (bench/src/sleeper.c) at SCHED_OTHER, pinned to `cpu` with `hogs` CPU hogs
+    at `nice` pinned there too; every other CPU is idle but for the waker. Every period_us it is woken by
+    `source` (its own timer; a futex, pipe, loopback UDP socket in epoll, or signal from a waker pinned to
+    another CPU) and does work_pct % of the period in CPU work. So the scheduler decides when the woken sleeper
+    runs among its hogs, not where: on the instruction clock a wake-up on one busy vCPU while another is busy
+    waits for the vCPUs' turn-taking, which no scheduler controls. Wake-up p50/p99/p99.9 µs (lower is better)
+    and missed periods; fails when a sample was taken on another CPU. Runs the run's seconds, or
+    SLEEPER_MIN_PERIODS periods."""
 
     def run(ctx):
         secs = ctx["secs"] if _warming_up(ctx) else max(ctx["secs"], SLEEPER_MIN_PERIODS * period_us / 1e6)
-        cpu = ctx["ncpu"] - 1 if pin else None
+        mine, waker = _sleeper_cpus(ctx, cpu)
         work_us = period_us * work_pct // 100
-        loads = _hogs(ctx, hogs, nice, cpu)
+        loads = _hogs(ctx, hogs, nice, mine)
         try:
-            cmd = [f"{ctx['probes']}/sleeper", f"{secs:g}", str(period_us), str(work_us), source]
-            out = _sh((["taskset", "-c", str(cpu)] if pin else []) + cmd).stdout
+            cmd = ["taskset", "-c", str(mine), f"{ctx['probes']}/sleeper", f"{secs:g}", str(period_us), str(work_us),
+                   source] + ([] if source == "timer" else [str(waker)])
+            out = _sh(cmd).stdout
         finally:
             for b in loads:
                 b.stop()
-        return {**parse_sleeper(out), "secs": secs}
+        m = parse_sleeper(out)
+        if m.get(f"cpu{mine}_n") != m["samples"]:
+            raise RuntimeError(f"the sleeper pinned to CPU {mine} took samples elsewhere: {out.strip()!r}")
+        return {**m, "secs": secs}
     return run
 
 
@@ -443,54 +461,58 @@ def parse_cyclictest(text, period_us, secs):
 
 
 def thread_policies(pid):
-    """The scheduling policy (0 SCHED_OTHER, 1 SCHED_FIFO, ...) of each thread of process `pid`, from
-    /proc/PID/task/*/stat (field 41)."""
-    policies = []
+    """[(the scheduling policy: 0 SCHED_OTHER, 1 SCHED_FIFO, ...; the CPUs it may run on)] of each thread of
+    process `pid`, from /proc/PID/task/*/stat (field 41) and sched_getaffinity."""
+    threads = []
     for stat in glob.glob(f"/proc/{pid}/task/*/stat"):
         try:
             with open(stat) as f:
                 text = f.read()
+            cpus = os.sched_getaffinity(int(stat.split("/")[-2]))
         except OSError:
             continue
-        policies.append(int(text[text.rindex(")") + 2:].split()[38]))
-    return policies
+        threads.append((int(text[text.rindex(")") + 2:].split()[38]), cpus))
+    return threads
 
 
 CYCLICTEST_POLICY_CHECK_S = 0.5  # when its measuring thread is up and has its policy
 
 
 def run_cyclictest(cmd, timeout):
-    """Run cyclictest; (its stdout, the policies of its threads read while it ran)."""
+    """Run cyclictest; (its stdout, the policy and CPUs of each of its threads, read while it ran)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(CYCLICTEST_POLICY_CHECK_S)
-    policies = thread_policies(proc.pid)
+    threads = thread_policies(proc.pid)
     out, err = proc.communicate(timeout=timeout)
     if proc.returncode:
         raise RuntimeError(f"cyclictest exited {proc.returncode}: {err[-300:]!r}")
-    return out, policies
+    return out, threads
 
 
-def cyclictest(hogs, period_us):
-    """The real-time community's periodic timer-latency tool as its users run it, at SCHED_OTHER: `cyclictest
-    -m -q -p 0 --policy=other -t 1 -i PERIOD -D SECS -h ...`, beside `hogs` CPU hogs per CPU, unpinned (its
-    measuring thread it pins itself, to the first CPU: its default). The order of -p and --policy matters:
-    with --policy first, cyclictest 2.4 turns -p 0 into SCHED_FIFO priority 2, so the run checks its threads'
-    policy and fails unless every one is SCHED_OTHER. p50/p99/p99.9 µs late (lower is better) from its
-    histogram, and missed periods."""
+def cyclictest(hogs, period_us, cpu):
+    """The real-time community's periodic timer-latency tool at SCHED_OTHER: `taskset -c CPU cyclictest -m -q
+    -p 0 --policy=other -t 1 -i PERIOD -D SECS -h ...`, with `hogs` CPU hogs pinned to the same CPU and the
+    others idle (see sleeper()). The order of -p and --policy matters: with --policy first, cyclictest 2.4
+    turns -p 0 into SCHED_FIFO priority 2, so the run checks its threads' policy and CPUs and fails unless
+    every one is SCHED_OTHER on CPU `cpu` alone. p50/p99/p99.9 µs late (lower is better) from its histogram,
+    and missed periods."""
 
     def run(ctx):
         secs = int(ctx["secs"]) if _warming_up(ctx) else max(int(ctx["secs"]),
                                                              math.ceil(SLEEPER_MIN_PERIODS * period_us / 1e6))
-        loads = _hogs(ctx, hogs)
+        mine, _ = _sleeper_cpus(ctx, cpu)
+        loads = _hogs(ctx, hogs, cpu=mine)
         try:
-            out, policies = run_cyclictest(["cyclictest", "-m", "-q", "-p", "0", "--policy=other", "-t", "1", "-i",
-                                            str(period_us), "-D", str(secs), "-h", str(CYCLICTEST_HIST_US)],
-                                           timeout=secs * 30 + 60)
+            out, threads = run_cyclictest(["taskset", "-c", str(mine), "cyclictest", "-m", "-q", "-p", "0",
+                                           "--policy=other", "-t", "1", "-i", str(period_us), "-D", str(secs), "-h",
+                                           str(CYCLICTEST_HIST_US)], timeout=secs * 30 + 60)
         finally:
             for b in loads:
                 b.stop()
-        if not policies or any(p != 0 for p in policies):
-            raise RuntimeError(f"cyclictest's threads ran at policies {policies}, not SCHED_OTHER (0)")
+        if not threads or any(p != 0 for p, _ in threads):
+            raise RuntimeError(f"cyclictest's threads ran at policies {[p for p, _ in threads]}, not SCHED_OTHER (0)")
+        if any(cpus != {mine} for _, cpus in threads):
+            raise RuntimeError(f"cyclictest's threads ran on CPUs {[sorted(c) for _, c in threads]}, not {mine} alone")
         return {**parse_cyclictest(out, period_us, secs), "secs": secs}
     return run
 
@@ -671,19 +693,18 @@ WORKLOADS.update({
 WORKLOADS.update({
     sleeper_name(**p): {"run": sleeper(**p), "primary": "p99_us", "higher": False,
                         "desc": f"periodic sleeper ({p['source']}, {_period_label(p['period_us'])}, "
-                                f"{p['work_pct']}% work) beside {p['hogs']} hog{'s' if p['hogs'] != 1 else ''} per "
-                                f"CPU{' at nice 19' if p['nice'] else ''}"
-                                f"{', all on the last CPU' if p['pin'] else ''}",
+                                f"{p['work_pct']}% work) beside {p['hogs']} hog{'s' if p['hogs'] != 1 else ''}"
+                                f"{' at nice 19' if p['nice'] else ''}, all on CPU {p['cpu']}",
                         "instrument": TIMING, "percentiles": SLEEPER_PERCENTILES, "named": True,
                         "group": "sleeper-surface"}
     for p in sleeper_points()
 })
 
 WORKLOADS.update({
-    f"cyclictest-{_period_label(per)}-h{h}": {
-        "run": cyclictest(h, per), "primary": "p99_us", "higher": False,
-        "desc": f"cyclictest at SCHED_OTHER, {_period_label(per)} period, beside {h} hog{'s' if h != 1 else ''} "
-                "per CPU",
+    f"cyclictest-{_period_label(per)}-h{h}-cpu{SLEEPER_CENTRE['cpu']}": {
+        "run": cyclictest(h, per, SLEEPER_CENTRE["cpu"]), "primary": "p99_us", "higher": False,
+        "desc": f"cyclictest at SCHED_OTHER, {_period_label(per)} period, beside {h} hog{'s' if h != 1 else ''}, "
+                f"all on CPU {SLEEPER_CENTRE['cpu']}",
         "instrument": TIMING, "percentiles": SLEEPER_PERCENTILES, "named": True, "group": "sleeper-surface"}
     for h, per in CYCLICTEST_POINTS
 })
