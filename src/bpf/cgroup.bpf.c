@@ -6,9 +6,10 @@
  * virtual time is behind the furthest cgroup's). This file keeps what the rule reads: one node per
  * cgroup (weight, cpu.idle, runnable counts, the weights of its active children, virtual time), fed by
  * the kernel's cgroup callbacks (cgroup_init / exit / move / set_weight / set_idle) and by the tasks'
- * runnable / quiescent / run time. The kernel calls the cgroup callbacks only with CONFIG_EXT_GROUP_SCHED
- * (Debian's kernels have it); set_idle from 6.19 on (the loader drops it on older kernels, where
- * cpu.idle is not passed to sched_ext).
+ * runnable / quiescent / run time (groups.bpf.c's face calls those steps in cgroup mode). The kernel
+ * calls the cgroup callbacks only with CONFIG_EXT_GROUP_SCHED (Debian's kernels have it), and whatever
+ * the mode: their steps here do nothing in the other modes, which keep no cgroup state. set_idle from
+ * 6.19 on (the loader drops it on older kernels, where cpu.idle is not passed to sched_ext).
  *
  * A task's cgroup comes from init_task's and cgroup_move's arguments, kept in task_ctx.cg: no cgroup
  * lookup on the wake-up path. Each renewal walks from the task's cgroup to the root (a hash lookup a
@@ -60,17 +61,25 @@ static __always_inline u64 cgroup_id_of(struct cgroup *cgrp)
 	return cgrp ? BPF_CORE_READ(cgrp, kn, id) : 0;
 }
 
-/* ops.cgroup_init: a cgroup is created, or found at load (parents before children). */
-__hidden s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, u32 weight, bool idle)
+/*
+ * ops.cgroup_init: a cgroup is created, or found at load (parents before children). Never fails: a
+ * failure would fail the cgroup's creation.
+ */
+__hidden s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, struct scx_cgroup_init_args *args)
 {
 	struct cgroup_node node = {};
-	u64 id = cgroup_id_of(cgrp);
-	s32 level = BPF_CORE_READ(cgrp, level);	/* the root is level 0 */
+	u64 id;
+	s32 level;
 
+	if (group_accounting != VRQ_GROUP_CGROUP)
+		return 0;
+	id = cgroup_id_of(cgrp);
+	level = BPF_CORE_READ(cgrp, level);	/* the root is level 0 */
 	if (level > 0)
 		node.parent = cgroup_id_of(BPF_CORE_READ(cgrp, self.parent, cgroup));
-	node.weight = weight;
-	node.idle = idle;
+	node.weight = args->weight;
+	if (bpf_core_field_exists(args->sched_idle))	/* cpu.idle reaches sched_ext from 6.19 on */
+		node.idle = BPF_CORE_READ(args, sched_idle);
 	node.vtime = vtime_max;
 	/* a full table must not fail the cgroup's creation: its tasks then count as the root's */
 	if (bpf_map_update_elem(&cgroup_nodes, &id, &node, BPF_ANY))
@@ -85,8 +94,11 @@ __hidden s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, u32 weight, boo
 /* ops.cgroup_exit: a cgroup is removed (it has no tasks left), or the scheduler unloads. */
 __hidden int cgroup_node_exit(struct cgroup *cgrp __arg_trusted)
 {
-	u64 id = cgroup_id_of(cgrp);
+	u64 id;
 
+	if (group_accounting != VRQ_GROUP_CGROUP)
+		return 0;
+	id = cgroup_id_of(cgrp);
 	if (!bpf_map_delete_elem(&cgroup_nodes, &id)) {
 		__sync_fetch_and_add(&nr_cgroups, -1);
 		stat_inc(VRQ_STAT_CGROUP_EXIT);
@@ -113,10 +125,13 @@ static __always_inline void count_weight(struct cgroup_node *node, bool active)
  */
 __hidden int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weight)
 {
-	u64 id = cgroup_id_of(cgrp);
-	struct cgroup_node *node = bpf_map_lookup_elem(&cgroup_nodes, &id);
+	struct cgroup_node *node;
+	u64 id;
 
-	if (!node)
+	if (group_accounting != VRQ_GROUP_CGROUP)
+		return 0;
+	id = cgroup_id_of(cgrp);
+	if (!(node = bpf_map_lookup_elem(&cgroup_nodes, &id)))
 		return 0;
 	node->weight = weight;
 	node->vtime = vtime_max;
@@ -128,10 +143,13 @@ __hidden int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weigh
 /* ops.cgroup_set_idle: cpu.idle written. Takes effect at each task's next renewal. */
 __hidden int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle)
 {
-	u64 id = cgroup_id_of(cgrp);
-	struct cgroup_node *node = bpf_map_lookup_elem(&cgroup_nodes, &id);
+	struct cgroup_node *node;
+	u64 id;
 
-	if (node)
+	if (group_accounting != VRQ_GROUP_CGROUP)
+		return 0;
+	id = cgroup_id_of(cgrp);
+	if ((node = bpf_map_lookup_elem(&cgroup_nodes, &id)))
 		node->idle = idle;
 	return 0;
 }
@@ -171,7 +189,7 @@ static __always_inline void count_runnable(u64 id, s64 delta)
 	}
 }
 
-/* ops.runnable's step (--group-accounting cgroup): count @tctx's task in its cgroup. */
+/* ops.runnable's step in cgroup mode (group_task_runnable): count @tctx's task in its cgroup. */
 __hidden int cgroup_runnable(struct task_ctx *tctx __tctx)
 {
 	if (tctx->cg.counted_id || !tctx->cg.id)
@@ -181,7 +199,8 @@ __hidden int cgroup_runnable(struct task_ctx *tctx __tctx)
 	return 0;
 }
 
-/* ops.quiescent's step: no longer runnable in the cgroup it was counted in. */
+/* ops.quiescent's step in cgroup mode (group_task_quiescent): no longer runnable in the cgroup it was
+ * counted in. */
 __hidden int cgroup_quiescent(struct task_ctx *tctx __tctx)
 {
 	if (!tctx->cg.counted_id)
@@ -192,13 +211,17 @@ __hidden int cgroup_quiescent(struct task_ctx *tctx __tctx)
 }
 
 /*
- * ops.cgroup_move: the task is now in @to; a runnable one is counted there instead (the callbacks of
- * one task are serialized by its runqueue's lock, so no runnable / quiescent runs meanwhile).
+ * ops.cgroup_move: @p is now in @to; a runnable one is counted there instead (the callbacks of one task
+ * are serialized by its runqueue's lock, so no runnable / quiescent runs meanwhile).
  */
-__hidden int cgroup_task_moved(struct task_ctx *tctx __tctx, struct cgroup *to __arg_trusted)
+__hidden int cgroup_task_moved(struct task_struct *p __task, struct cgroup *to __arg_trusted)
 {
-	bool counted = tctx->cg.counted_id;
+	struct task_ctx *tctx;
+	bool counted;
 
+	if (group_accounting != VRQ_GROUP_CGROUP || !(tctx = task_ctx_of(p)))
+		return 0;
+	counted = tctx->cg.counted_id;
 	cgroup_quiescent(tctx);
 	tctx->cg.id = cgroup_id_of(to);
 	if (counted)
@@ -207,7 +230,8 @@ __hidden int cgroup_task_moved(struct task_ctx *tctx __tctx, struct cgroup *to _
 	return 0;
 }
 
-/* ops.init_task's step: the task's cgroup (NULL without the kernel's cgroup support). */
+/* ops.init_task's step in cgroup mode (group_task_init): the task's cgroup (NULL without the kernel's
+ * cgroup support). */
 __hidden int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args)
 {
 	tctx->cg.id = args ? cgroup_id_of(args->cgroup) : 0;
@@ -217,7 +241,8 @@ __hidden int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task
 
 /*
  * Charge the run time since the last charge to the task's cgroup's virtual time, at the share it had
- * at its last renewal (running starts the count: @start). Global (verified once), as cgroup_stretch.
+ * at its last renewal (running starts the count: @start); group_charge's step in cgroup mode. Global
+ * (verified once), as cgroup_stretch.
  */
 __noinline int cgroup_charge(struct task_ctx *tctx, u64 now, bool start)
 {

@@ -3,6 +3,11 @@
  * scx_vrq's group accounting (--group-accounting; BFS's group-accounting experiment): a group's runnable
  * tasks stretch its tasks' deadline offsets (policy.h: vrq_group_multiplier); and the fork-depth penalty
  * (--fork-depth-penalty), which stretches them by a task's forks from init (its state: task_ctx.fork).
+ *
+ * Also the one face group accounting shows the task callbacks (main.bpf.c): group_task_init,
+ * group_task_runnable, group_task_quiescent and group_charge, each deciding by the mode -- session or
+ * thread here, cgroup in cgroup.bpf.c (whose callbacks' steps decide for themselves), off nothing -- so
+ * that a change to group accounting stays in these two files.
  */
 #include "vrq.bpf.h"
 
@@ -92,14 +97,27 @@ static __always_inline void group_runnable_inc(u32 group)
 		group_load_add(g, 1);
 }
 
+/* ops.init_task's step: the task's cgroup (--group-accounting cgroup); nothing in the other modes. */
+__hidden int group_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args)
+{
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_task_init(tctx, args);
+	return 0;
+}
+
 /*
- * ops.runnable's step for group accounting (--group-accounting on): @p records its group (group) and
- * counts in group_runnable while it is runnable (quiescent takes it off).
+ * ops.runnable's step: @p counts in its group while it is runnable (group_task_quiescent takes it off):
+ * session or thread, it records its group (group) and counts in group_runnable; cgroup, in its cgroup
+ * (cgroup_runnable).
  */
-__hidden int group_runnable_add(struct task_struct *p __task, struct task_ctx *tctx __tctx)
+__hidden int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx)
 {
 	u32 group;
 
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		return cgroup_runnable(tctx);
+	if (group_accounting == VRQ_GROUP_OFF)
+		return 0;
 	group = group_of(p);
 	tctx->group = group;
 	if (group)
@@ -107,16 +125,30 @@ __hidden int group_runnable_add(struct task_struct *p __task, struct task_ctx *t
 	return 0;
 }
 
-/* ops.quiescent's step for group accounting: one fewer in its group. */
-__hidden int group_quiescent(struct task_ctx *tctx __tctx)
+/* ops.quiescent's step: one fewer in its group, or its cgroup. */
+__hidden int group_task_quiescent(struct task_ctx *tctx __tctx)
 {
 	struct vrq_load *g;
 	u32 group = tctx->group;
 
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		return cgroup_quiescent(tctx);
 	if (group_accounting == VRQ_GROUP_OFF || !group)
 		return 0;
 	if ((g = bpf_map_lookup_elem(&group_runnable, &group)))
 		group_load_add(g, -1);
+	return 0;
+}
+
+/*
+ * ops.running's (@start), tick's and stopping's step: the run time since the last charge goes to the
+ * task's group (cgroup: its virtual time, cgroup_charge); session and thread groups count tasks, not
+ * time.
+ */
+__hidden int group_charge(struct task_ctx *tctx __tctx, u64 now, bool start)
+{
+	if (group_accounting == VRQ_GROUP_CGROUP)
+		cgroup_charge(tctx, now, start);
 	return 0;
 }
 

@@ -186,7 +186,7 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 }
 /*
  * ops.running: @p starts on its CPU. Steps: a task taken from another queue moves onto this CPU's clock
- * (refresh_deadline); start charging (last_charged); its wait ends (latency histograms); the hand-offs
+ * (refresh_deadline); start charging it and its group (last_charged, group_charge); its wait ends (latency histograms); the hand-offs
  * that end with a turn end (wake_sync, sticky_cpu, delay.waker / the waker's delay.pending); start the
  * turn (start_turn: turn_seq, a shrunk slice and its timer) and publish its priodl (running_priodl).
  */
@@ -202,8 +202,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (tctx->queue != q)
 		refresh_deadline(p, tctx, q, false);
 	tctx->last_charged = scx_bpf_now();
-	if (group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_charge(tctx, tctx->last_charged, true);
+	group_charge(tctx, tctx->last_charged, true);
 	lat_wait_ends(p, tctx, tctx->last_charged);
 	tctx->wake_sync = 0;		/* that wake-up is over, enqueued or not */
 	uncount_latency_waiter(tctx);
@@ -216,8 +215,8 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 
 /*
  * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a target latency,
- * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice; look at the CPU's frequency again (scaled); with delayed migration,
- * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice
+ * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice and its group (group_charge); look at the
+ * CPU's frequency again (scaled); with delayed migration, check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice
  * ran out and nothing waits: renew it in place (renew_on_tick).
  */
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
@@ -230,10 +229,10 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	if (target_latency_ns)
 		clock_update(now);
 	advance_niffies(q);
-	if (tctx)
+	if (tctx) {
 		charge_slice(tctx, now);
-	if (tctx && group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_charge(tctx, now, false);
+		group_charge(tctx, now, false);
+	}
 	update_cpu_perf(cpu);
 	if (migration_delay_ns)
 		delay_tick(cpu, now);
@@ -245,7 +244,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 
 /*
  * ops.stopping: @p leaves its CPU, still @runnable (preempted, slice over, yielded) or not (it sleeps).
- * Steps: charge its time_slice; with a target latency, a turn over uses up its slice
+ * Steps: charge its time_slice and its group (group_charge); with a target latency, a turn over uses up its slice
  * (end_turn_if_over) -- unless, with --handoff-slice, it is a hand-off that keeps the turn and gets a
  * whole slice (vrq_handoff_keeps_turn); its run for the short-runner rule ends if it sleeps or its
  * wakee preempted it (end_run); its turn ends for the latency histograms (lat); asleep with its slice
@@ -262,8 +261,7 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 now = scx_bpf_now();
 
 		charge_slice(tctx, now);
-		if (group_accounting == VRQ_GROUP_CGROUP)
-			cgroup_charge(tctx, now, false);
+		group_charge(tctx, now, false);
 		/* the top-up is worked out only where the rule may apply: not on every stop with it off */
 		u64 added = handoff_slice && runnable ? vrq_slice_top_up(tctx->time_slice, rr_interval_ns) : 0;
 		bool handoff = handoff_slice && runnable && cctx &&
@@ -314,8 +312,8 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 
 /*
  * ops.runnable: @p becomes runnable (woken, or new, or its properties change). Its wake-up wait begins
- * (lat.wait_since, lat.wait_requeue); with group accounting, it records its group (group) and counts it in
- * group_runnable while it is runnable (quiescent takes it off).
+ * (lat.wait_since, lat.wait_requeue); its sleep is averaged (avg_sleep_ns); it counts in its group while
+ * it is runnable (group_task_runnable; quiescent takes it off).
  */
 void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 {
@@ -328,14 +326,11 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, scx_bpf_now() - tctx->slept_at);
 		tctx->slept_at = 0;
 	}
-	if (group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_runnable(tctx);
-	else if (group_accounting != VRQ_GROUP_OFF)
-		group_runnable_add(p, tctx);
+	group_task_runnable(p, tctx);
 }
 
-/* ops.quiescent: @p is no longer runnable (it sleeps, or leaves). Group accounting: one fewer in its
- * group. */
+/* ops.quiescent: @p is no longer runnable (it sleeps, or leaves): no longer a latency waiter, one fewer
+ * in its group (group_task_quiescent). */
 void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx;
@@ -343,15 +338,12 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!(tctx = task_ctx_of(p)))
 		return;
 	uncount_latency_waiter(tctx);
-	if (group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_quiescent(tctx);
-	else if (group_accounting != VRQ_GROUP_OFF && tctx->group)
-		group_quiescent(tctx);
+	group_task_quiescent(tctx);
 }
 /*
  * ops.init_task: @p enters the scheduler (forked, or already there when it loads). Creates its task_ctx:
  * a used-up slice, so that its first enqueue gives it a deadline from now; on no queue's clock yet;
- * no hand-off under way; its fork depth (--fork-depth-penalty).
+ * no hand-off under way; its fork depth (--fork-depth-penalty); its group's part (group_task_init).
  */
 s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
@@ -368,8 +360,7 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->delay.waker = -1;
 	tctx->delay.scaled_cpu = -1;
 	tctx->sticky.sticky_cpu = -1;
-	if (group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_task_init(tctx, args);
+	group_task_init(tctx, args);
 	return 0;
 }
 /*
@@ -419,45 +410,30 @@ void BPF_STRUCT_OPS(vrq_cpu_offline, s32 cpu)
 	stat_inc(VRQ_STAT_CPU_OFFLINE);
 }
 
-/*
- * cgroups (--group-accounting cgroup; cgroup.bpf.c). The kernel calls these whatever the mode; other
- * modes keep no cgroup state. A cgroup_init that fails would fail the cgroup's creation: it never does.
- */
+/* cgroups (--group-accounting cgroup; cgroup.bpf.c, which does nothing in the other modes). */
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
-	bool idle = false;
-
-	if (group_accounting != VRQ_GROUP_CGROUP)
-		return 0;
-	if (bpf_core_field_exists(args->sched_idle))	/* cpu.idle reaches sched_ext from 6.19 on */
-		idle = BPF_CORE_READ(args, sched_idle);
-	return cgroup_node_init(cgrp, args->weight, idle);
+	return cgroup_node_init(cgrp, args);
 }
 
 void BPF_STRUCT_OPS(vrq_cgroup_exit, struct cgroup *cgrp)
 {
-	if (group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_node_exit(cgrp);
+	cgroup_node_exit(cgrp);
 }
 
 void BPF_STRUCT_OPS(vrq_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
 {
-	struct task_ctx *tctx;
-
-	if (group_accounting == VRQ_GROUP_CGROUP && (tctx = task_ctx_of(p)))
-		cgroup_task_moved(tctx, to);
+	cgroup_task_moved(p, to);
 }
 
 void BPF_STRUCT_OPS(vrq_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 {
-	if (group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_node_set_weight(cgrp, weight);
+	cgroup_node_set_weight(cgrp, weight);
 }
 
 void BPF_STRUCT_OPS(vrq_cgroup_set_idle, struct cgroup *cgrp, bool idle)
 {
-	if (group_accounting == VRQ_GROUP_CGROUP)
-		cgroup_node_set_idle(cgrp, idle);
+	cgroup_node_set_idle(cgrp, idle);
 }
 
 /* A higher class (real-time, deadline) takes a CPU, and gives it back (cpu_release.bpf.c). */

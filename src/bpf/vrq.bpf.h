@@ -164,10 +164,12 @@ bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const str
 bool keep_served(s32 cpu, struct task_struct *prev __task);
 bool take_best(u32 own, const struct best_head *best);
 
-/* groups.bpf.c: group accounting and the fork-depth penalty */
+/* groups.bpf.c: group accounting, by mode (the callbacks' face), and the fork-depth penalty */
+int group_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
+int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx);
+int group_task_quiescent(struct task_ctx *tctx __tctx);
+int group_charge(struct task_ctx *tctx __tctx, u64 now, bool start);
 u64 group_multiplier_of(u32 group);
-int group_runnable_add(struct task_struct *p __task, struct task_ctx *tctx __tctx);
-int group_quiescent(struct task_ctx *tctx __tctx);
 u32 fork_depth_of(struct task_struct *p __task);
 
 /* freq.bpf.c: frequency-aware selection */
@@ -205,14 +207,15 @@ s32 init_perf_masks(void);
 /* hotplug.bpf.c */
 int cpu_goes(s32 cpu, bool online);
 
-/* cgroup.bpf.c: cgroup weights (--group-accounting cgroup) */
-s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, u32 weight, bool idle);
+/* cgroup.bpf.c: cgroup weights (--group-accounting cgroup); the cgroup callbacks' steps do nothing in
+ * the other modes, the tasks' steps are group_task_*'s and group_charge's in cgroup mode */
+s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, struct scx_cgroup_init_args *args);
 int cgroup_node_exit(struct cgroup *cgrp __arg_trusted);
 int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weight);
 int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle);
 int cgroup_runnable(struct task_ctx *tctx __tctx);
 int cgroup_quiescent(struct task_ctx *tctx __tctx);
-int cgroup_task_moved(struct task_ctx *tctx __tctx, struct cgroup *to __arg_trusted);
+int cgroup_task_moved(struct task_struct *p __task, struct cgroup *to __arg_trusted);
 int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
 int cgroup_charge(struct task_ctx *tctx, u64 now, bool start);
 u64 cgroup_stretch(struct task_ctx *tctx, u64 offset_slice_ns, u64 slice_ns, u64 rate);
