@@ -581,7 +581,7 @@ fn run(opts: &Opts) -> Result<()> {
             }
             restarts.record(std::time::Instant::now());
             // The EXIT line above says why: a CPU hotplug event during the load, or a CPU come on
-            // line that was off line when the topology was read (src/bpf/main.bpf.c, CPU hotplug).
+            // line that was off line when the topology was read (src/bpf/hotplug.bpf.c).
             info!("the kernel asked for a restart (CPU hotplug); reloading");
             reloading = true;
             continue;

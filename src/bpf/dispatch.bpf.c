@@ -285,3 +285,18 @@ __hidden bool take_best(u32 own, const struct best_head *best)
 	return false;
 }
 
+/*
+ * Dispatch, step 5: nothing to run here; say why (VRQ's sched_goidle breakdown). A runnable @prev that
+ * may stay but lost to a head that was gone by the take is none of these.
+ */
+__hidden int count_goidle(s32 cpu, struct task_struct *prev)
+{
+	if (!prev)
+		stat_inc(VRQ_STAT_GOIDLE_IDLE);
+	else if (!(prev->scx.flags & SCX_TASK_QUEUED))
+		stat_inc(VRQ_STAT_GOIDLE_BLOCKED);
+	else if (!bpf_cpumask_test_cpu(cpu, prev->cpus_ptr))
+		stat_inc(VRQ_STAT_GOIDLE_NEEDOTHER);
+	return 0;
+}
+

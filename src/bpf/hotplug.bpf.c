@@ -25,6 +25,13 @@ __hidden int cpu_goes(s32 cpu, bool online)
 	struct cpu_ctx *cctx;
 	u32 q;
 
+	if (online && ((u32)cpu >= nr_cpus || (u32)cpu >= VRQ_MAX_CPUS || !cpu_in_topology[CPU_IDX(cpu)])) {
+		scx_bpf_exit(SCX_ECODE_ACT_RESTART | SCX_ECODE_RSN_HOTPLUG,
+			     "CPU %d came on line, off line when the topology was read: reloading to read it again",
+			     cpu);
+		return 0;
+	}
+	stat_inc(online ? VRQ_STAT_CPU_ONLINE : VRQ_STAT_CPU_OFFLINE);
 	if ((u32)cpu >= VRQ_MAX_CPUS || cpu_is_online[CPU_IDX(cpu)] == online)
 		return 0;
 	cpu_is_online[CPU_IDX(cpu)] = online;

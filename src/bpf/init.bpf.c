@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq at load (ops.init's steps): which queue each CPU uses, every CPU's masks of the CPUs within
+ * scx_vrq at load (ops.init's steps): which queue each CPU uses and the queues' DSQs, every CPU's masks of the CPUs within
  * each distance, and the frequency-aware selection's fast / scaled masks. Owns the per-CPU state
  * (cpu_ctxs) and the CPU-to-queue tables, which CPU hotplug (hotplug.bpf.c) keeps up to date.
  */
@@ -58,7 +58,7 @@ __hidden s32 init_perf_masks(void)
 	return build_distance_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no distance: empty */
 }
 /* Which queue each CPU uses; queue ids are dense from 0 (the loader numbers LLCs densely). */
-__hidden s32 map_cpus_to_queues(void)
+static s32 map_cpus_to_queues(void)
 {
 	u32 cpu, q;
 
@@ -84,6 +84,28 @@ __hidden s32 map_cpus_to_queues(void)
 		nr_online_cpus++;
 		if (q + 1 > nr_queues)
 			nr_queues = q + 1;
+	}
+	return 0;
+}
+
+/* The queues: which queue each CPU uses (map_cpus_to_queues), and one DSQ per queue. */
+__hidden s32 init_queues(void)
+{
+	u32 q;
+	s32 err;
+
+	if (nr_cpus > VRQ_MAX_CPUS || nr_cpus > scx_bpf_nr_cpu_ids()) {
+		scx_bpf_error("nr_cpus %u out of range", nr_cpus);
+		return -EINVAL;
+	}
+	if ((err = map_cpus_to_queues()))
+		return err;
+	bpf_for(q, 0, nr_queues) {
+		err = scx_bpf_create_dsq(q, -1);
+		if (err) {
+			scx_bpf_error("failed to create queue %u: %d", q, err);
+			return err;
+		}
 	}
 	return 0;
 }

@@ -141,20 +141,6 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 }
 
 /*
- * Dispatch, step 5: nothing to run here; say why (VRQ's sched_goidle breakdown). A runnable @prev that
- * may stay but lost to a head that was gone by the take is none of these.
- */
-static __always_inline void count_goidle(s32 cpu, struct task_struct *prev)
-{
-	if (!prev)
-		stat_inc(VRQ_STAT_GOIDLE_IDLE);
-	else if (!(prev->scx.flags & SCX_TASK_QUEUED))
-		stat_inc(VRQ_STAT_GOIDLE_BLOCKED);
-	else if (!bpf_cpumask_test_cpu(cpu, prev->cpus_ptr))
-		stat_inc(VRQ_STAT_GOIDLE_NEEDOTHER);
-}
-
-/*
  * ops.dispatch: CPU @cpu needs a task (its task blocked, its slice ran out, or it was kicked); @prev is
  * the task that just ran (NULL if the CPU was idle). Reads every queue's head and @prev's task_ctx;
  * writes @prev's time_slice / last_charged / deadline (it competes), this CPU's scaled bit, the chosen
@@ -365,28 +351,15 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 }
 /*
  * ops.init: the scheduler loads. Maps CPUs to queues (cpu_queue, queue_rep_cpu, queue_nr_cpus,
- * nr_queues), creates one DSQ per queue, builds every CPU's masks, the fast / scaled masks and the
- * slice timers.
+ * nr_queues) and creates one DSQ per queue (init_queues), builds every CPU's masks, the fast / scaled
+ * masks and the slice timers.
  */
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 {
-	u32 q;
 	s32 err;
 
-	if (nr_cpus > VRQ_MAX_CPUS || nr_cpus > scx_bpf_nr_cpu_ids()) {
-		scx_bpf_error("nr_cpus %u out of range", nr_cpus);
-		return -EINVAL;
-	}
-	if ((err = map_cpus_to_queues()))
-		return err;
-	bpf_for(q, 0, nr_queues) {
-		err = scx_bpf_create_dsq(q, -1);
-		if (err) {
-			scx_bpf_error("failed to create queue %u: %d", q, err);
-			return err;
-		}
-	}
-	if ((err = init_cpu_masks()) || (err = init_perf_masks()) || (err = init_slice_timers()))
+	if ((err = init_queues()) || (err = init_cpu_masks()) || (err = init_perf_masks()) ||
+	    (err = init_slice_timers()))
 		return err;
 	return 0;
 }
@@ -394,20 +367,12 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 /* CPU hotplug (hotplug.bpf.c says what follows the CPU). */
 void BPF_STRUCT_OPS(vrq_cpu_online, s32 cpu)
 {
-	if ((u32)cpu >= nr_cpus || (u32)cpu >= VRQ_MAX_CPUS || !cpu_in_topology[CPU_IDX(cpu)]) {
-		scx_bpf_exit(SCX_ECODE_ACT_RESTART | SCX_ECODE_RSN_HOTPLUG,
-			     "CPU %d came on line, off line when the topology was read: reloading to read it again",
-			     cpu);
-		return;
-	}
 	cpu_goes(cpu, true);
-	stat_inc(VRQ_STAT_CPU_ONLINE);
 }
 
 void BPF_STRUCT_OPS(vrq_cpu_offline, s32 cpu)
 {
 	cpu_goes(cpu, false);
-	stat_inc(VRQ_STAT_CPU_OFFLINE);
 }
 
 /* cgroups (--group-accounting cgroup; cgroup.bpf.c, which does nothing in the other modes). */

@@ -163,6 +163,7 @@ int find_best_head(s32 cpu, u32 own, struct best_head *best);
 bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best);
 bool keep_served(s32 cpu, struct task_struct *prev __task);
 bool take_best(u32 own, const struct best_head *best);
+int count_goidle(s32 cpu, struct task_struct *prev);
 
 /* groups.bpf.c: group accounting, by mode (the callbacks' face), and the fork-depth penalty */
 int group_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
@@ -200,7 +201,7 @@ int start_turn(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 c
 s32 init_slice_timers(void);
 
 /* init.bpf.c: queues and topology at load */
-s32 map_cpus_to_queues(void);
+s32 init_queues(void);
 s32 init_cpu_masks(void);
 s32 init_perf_masks(void);
 
