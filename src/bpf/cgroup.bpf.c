@@ -5,11 +5,12 @@
  * stretch (its runnable tasks over its hierarchical share) and shrinks by its cgroup's lag (how far its
  * virtual time is behind the furthest cgroup's). This file keeps what the rule reads: one node per
  * cgroup (weight, cpu.idle, runnable counts, the weights of its active children, virtual time), fed by
- * the kernel's cgroup callbacks (cgroup_init / exit / move / set_weight / set_idle) and by the tasks'
- * runnable / quiescent / run time (groups.bpf.c's face calls those steps in cgroup mode). The kernel
- * calls the cgroup callbacks only with CONFIG_EXT_GROUP_SCHED (Debian's kernels have it), and whatever
- * the mode: their steps here do nothing in the other modes, which keep no cgroup state. set_idle from
- * 6.19 on (the loader drops it on older kernels, where cpu.idle is not passed to sched_ext).
+ * the kernel's cgroup callbacks, which are here (vrq_cgroup_init / exit / move / set_weight / set_idle;
+ * main.bpf.c's ops table names them), and by the tasks' runnable / quiescent / run time (groups.bpf.c's
+ * face calls those steps in cgroup mode). The kernel calls the cgroup callbacks only with
+ * CONFIG_EXT_GROUP_SCHED (Debian's kernels have it), and whatever the mode: they do nothing in the
+ * other modes, which keep no cgroup state. set_idle from 6.19 on (the loader drops it on older kernels,
+ * where cpu.idle is not passed to sched_ext).
  *
  * A task's cgroup comes from init_task's and cgroup_move's arguments, kept in task_ctx.cg: no cgroup
  * lookup on the wake-up path. Each renewal walks from the task's cgroup to the root (a hash lookup a
@@ -65,7 +66,7 @@ static __always_inline u64 cgroup_id_of(struct cgroup *cgrp)
  * ops.cgroup_init: a cgroup is created, or found at load (parents before children). Never fails: a
  * failure would fail the cgroup's creation.
  */
-__hidden s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, struct scx_cgroup_init_args *args)
+s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
 	struct cgroup_node node = {};
 	u64 id;
@@ -92,18 +93,17 @@ __hidden s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, struct scx_cgro
 }
 
 /* ops.cgroup_exit: a cgroup is removed (it has no tasks left), or the scheduler unloads. */
-__hidden int cgroup_node_exit(struct cgroup *cgrp __arg_trusted)
+void BPF_STRUCT_OPS(vrq_cgroup_exit, struct cgroup *cgrp)
 {
 	u64 id;
 
 	if (group_accounting != VRQ_GROUP_CGROUP)
-		return 0;
+		return;
 	id = cgroup_id_of(cgrp);
 	if (!bpf_map_delete_elem(&cgroup_nodes, &id)) {
 		__sync_fetch_and_add(&nr_cgroups, -1);
 		stat_inc(VRQ_STAT_CGROUP_EXIT);
 	}
-	return 0;
 }
 
 /* Give @node's parent @node's weight in its active_weight, or take back what it had (@active false). */
@@ -123,35 +123,33 @@ static __always_inline void count_weight(struct cgroup_node *node, bool active)
  * virtual time restarts at the furthest: what it was owed or owed others was counted at the old
  * weight, and paying it back at the new one would overshoot the new share for up to a lag's worth.
  */
-__hidden int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weight)
+void BPF_STRUCT_OPS(vrq_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 {
 	struct cgroup_node *node;
 	u64 id;
 
 	if (group_accounting != VRQ_GROUP_CGROUP)
-		return 0;
+		return;
 	id = cgroup_id_of(cgrp);
 	if (!(node = bpf_map_lookup_elem(&cgroup_nodes, &id)))
-		return 0;
+		return;
 	node->weight = weight;
 	node->vtime = vtime_max;
 	if (node->subtree_runnable > 0)
 		count_weight(node, true);
-	return 0;
 }
 
 /* ops.cgroup_set_idle: cpu.idle written. Takes effect at each task's next renewal. */
-__hidden int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle)
+void BPF_STRUCT_OPS(vrq_cgroup_set_idle, struct cgroup *cgrp, bool idle)
 {
 	struct cgroup_node *node;
 	u64 id;
 
 	if (group_accounting != VRQ_GROUP_CGROUP)
-		return 0;
+		return;
 	id = cgroup_id_of(cgrp);
 	if ((node = bpf_map_lookup_elem(&cgroup_nodes, &id)))
 		node->idle = idle;
-	return 0;
 }
 
 /*
@@ -214,20 +212,19 @@ __hidden int cgroup_quiescent(struct task_ctx *tctx __tctx)
  * ops.cgroup_move: @p is now in @to; a runnable one is counted there instead (the callbacks of one task
  * are serialized by its runqueue's lock, so no runnable / quiescent runs meanwhile).
  */
-__hidden int cgroup_task_moved(struct task_struct *p __task, struct cgroup *to __arg_trusted)
+void BPF_STRUCT_OPS(vrq_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
 {
 	struct task_ctx *tctx;
 	bool counted;
 
 	if (group_accounting != VRQ_GROUP_CGROUP || !(tctx = task_ctx_of(p)))
-		return 0;
+		return;
 	counted = tctx->cg.counted_id;
 	cgroup_quiescent(tctx);
 	tctx->cg.id = cgroup_id_of(to);
 	if (counted)
 		cgroup_runnable(tctx);
 	stat_inc(VRQ_STAT_CGROUP_MOVE);
-	return 0;
 }
 
 /* ops.init_task's step in cgroup mode (group_task_init): the task's cgroup (NULL without the kernel's

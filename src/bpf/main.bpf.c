@@ -10,8 +10,8 @@
  *
  * The rules themselves (deadline, priodl, slice, distances) live in policy.h. This file holds the knobs,
  * the sched_ext callbacks -- each a short list of steps, carried out by the file of the concern it
- * belongs to (vrq.bpf.h lists them) -- and the ops table; every path counts itself in the `stats` map
- * (stats.bpf.c).
+ * belongs to (vrq.bpf.h lists them); the cgroup callbacks are cgroup.bpf.c's own -- and the ops table;
+ * every path counts itself in the `stats` map (stats.bpf.c).
  */
 #include "vrq.bpf.h"
 
@@ -373,32 +373,6 @@ void BPF_STRUCT_OPS(vrq_cpu_online, s32 cpu)
 void BPF_STRUCT_OPS(vrq_cpu_offline, s32 cpu)
 {
 	cpu_goes(cpu, false);
-}
-
-/* cgroups (--group-accounting cgroup; cgroup.bpf.c, which does nothing in the other modes). */
-s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
-{
-	return cgroup_node_init(cgrp, args);
-}
-
-void BPF_STRUCT_OPS(vrq_cgroup_exit, struct cgroup *cgrp)
-{
-	cgroup_node_exit(cgrp);
-}
-
-void BPF_STRUCT_OPS(vrq_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
-{
-	cgroup_task_moved(p, to);
-}
-
-void BPF_STRUCT_OPS(vrq_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
-{
-	cgroup_node_set_weight(cgrp, weight);
-}
-
-void BPF_STRUCT_OPS(vrq_cgroup_set_idle, struct cgroup *cgrp, bool idle)
-{
-	cgroup_node_set_idle(cgrp, idle);
 }
 
 /* A higher class (real-time, deadline) takes a CPU, and gives it back (cpu_release.bpf.c). */

@@ -208,15 +208,18 @@ s32 init_perf_masks(void);
 /* hotplug.bpf.c */
 int cpu_goes(s32 cpu, bool online);
 
-/* cgroup.bpf.c: cgroup weights (--group-accounting cgroup); the cgroup callbacks' steps do nothing in
- * the other modes, the tasks' steps are group_task_*'s and group_charge's in cgroup mode */
-s32 cgroup_node_init(struct cgroup *cgrp __arg_trusted, struct scx_cgroup_init_args *args);
-int cgroup_node_exit(struct cgroup *cgrp __arg_trusted);
-int cgroup_node_set_weight(struct cgroup *cgrp __arg_trusted, u32 weight);
-int cgroup_node_set_idle(struct cgroup *cgrp __arg_trusted, bool idle);
+/*
+ * cgroup.bpf.c: cgroup weights (--group-accounting cgroup). The cgroup callbacks themselves, named by the
+ * ops table in main.bpf.c (BPF_PROG's form: the context's array), which do nothing in the other modes;
+ * the tasks' steps in cgroup mode, called by groups.bpf.c's group_task_* and group_charge; the stretch.
+ */
+s32 vrq_cgroup_init(unsigned long long *ctx);
+void vrq_cgroup_exit(unsigned long long *ctx);
+void vrq_cgroup_move(unsigned long long *ctx);
+void vrq_cgroup_set_weight(unsigned long long *ctx);
+void vrq_cgroup_set_idle(unsigned long long *ctx);
 int cgroup_runnable(struct task_ctx *tctx __tctx);
 int cgroup_quiescent(struct task_ctx *tctx __tctx);
-int cgroup_task_moved(struct task_struct *p __task, struct cgroup *to __arg_trusted);
 int cgroup_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
 int cgroup_charge(struct task_ctx *tctx, u64 now, bool start);
 u64 cgroup_stretch(struct task_ctx *tctx, u64 offset_slice_ns, u64 slice_ns, u64 rate);
