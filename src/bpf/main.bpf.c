@@ -51,20 +51,6 @@ const volatile struct vrq_cpu_topo cpu_topo[VRQ_MAX_CPUS];
 const volatile u8 cpu_in_topology[VRQ_MAX_CPUS];
 
 /*
- * Is @p's wake-up the end of a vfork: the waker, @p's child, in execve and waking @p from its own context
- * (the exec's release of the parent's memory)? Not a wake-up from an interrupt that came while a task
- * was in execve: a timer's wake-up of a frame thread there was taken for one and preempted nobody, and
- * the thread waited for the exec (a frame loop beside a fork storm, traced).
- */
-static __always_inline bool parent_woken_by_exec(struct task_struct *p)
-{
-	struct task_struct *waker = bpf_get_current_task_btf();
-
-	return bpf_in_task() && BPF_CORE_READ_BITFIELD(waker, in_execve) &&
-	       BPF_CORE_READ(waker, real_parent) == p;
-}
-
-/*
  * ops.select_cpu: a task wakes (or is forked, or execs); runs on the waker's CPU and returns the CPU the
  * task goes to. Steps: start the hand-offs to enqueue (wake_sync, delay.scaled_cpu); sync hand-off;
  * else look for an idle CPU (pick_idle_cpu): a scaled one passed over for delayed migration sends the

@@ -149,6 +149,7 @@ bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tctx __tctx
 int end_run(struct task_ctx *tctx __tctx, s32 cpu, bool runnable);
 
 /* select.bpf.c: CPU selection */
+bool parent_woken_by_exec(struct task_struct *p __task);
 s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 prev_cpu, u64 wake_flags);
 
 /* preempt.bpf.c: waking an idle CPU or preempting one for a queued task */
