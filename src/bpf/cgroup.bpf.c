@@ -266,15 +266,15 @@ __noinline int cgroup_charge(struct task_ctx *tctx, u64 now, bool start)
 
 /*
  * At a renewal (renew_deadline): the task's cgroup's stretch for a slice of @slice_ns, which is
- * @clock_slice_ns in the queues' clock time (the turn: vrq_cgroup_turn); records the share (for cgroup_charge), how much earlier its deadline comes for its
- * cgroup's lag (cg.lag) and whether it competes as SCHED_IDLE (cpu.idle on the path). Offsets are in
- * the queues' clock time, which runs @rate times faster than real time while latency waiters wait
- * (--target-latency-ms): the lag, measured in CPU time, is turned into clock time the same way, or a
- * faster clock would shrink it against the stretch. A global
- * function, verified once: walked in each caller's state, its loop would be walked at every renewal
- * site (select_cpu, enqueue, dispatch, tick, stopping): 80,000 instructions more, and 190,000 more
- * with the turn's rounding to the tick done at the site (352,781 against 161,089 in all). @tctx
- * NULL: 0.
+ * @clock_slice_ns in the queues' clock time (the turn: vrq_cgroup_turn); records the share (for
+ * cgroup_charge), how much earlier its deadline comes for its cgroup's lag (cg.lag) and whether it
+ * competes as SCHED_IDLE (cpu.idle on the path). Offsets are in the queues' clock time, which runs
+ * @rate times faster than real time while latency waiters wait (--target-latency-ms): the lag,
+ * measured in CPU time, is turned into clock time the same way, or a faster clock would shrink it
+ * against the stretch. A global function, verified once: walked in each caller's state, its loop and
+ * the turn's rounding to the tick would be walked again at every renewal site (select_cpu, enqueue,
+ * dispatch, tick, stopping), which multiplied the whole walk (docs/measured.md, the verifier's walk).
+ * @tctx NULL: 0.
  */
 __noinline u64 cgroup_stretch(struct task_ctx *tctx, u64 clock_slice_ns, u64 slice_ns, u64 rate)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_vrq at load (ops.init's steps): which queue each CPU uses and the queues' DSQs, every CPU's masks of the CPUs within
- * each distance, and the frequency-aware selection's fast / scaled masks. Owns the per-CPU state
+ * scx_vrq at load (ops.init's steps): which queue each CPU uses and the queues' DSQs, every CPU's masks
+ * of the CPUs within each distance, and the frequency-aware selection's fast / scaled masks. Owns the per-CPU state
  * (cpu_ctxs) and the CPU-to-queue tables, which CPU hotplug (hotplug.bpf.c) keeps up to date.
  */
 #include "vrq.bpf.h"

@@ -158,9 +158,10 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 }
 /*
  * ops.running: @p starts on its CPU. Steps: a task taken from another queue moves onto this CPU's clock
- * (refresh_deadline); start charging it and its group (last_charged, group_charge); its wait ends (latency histograms); the hand-offs
- * that end with a turn end (wake_sync, sticky_cpu, delay.waker / the waker's delay.pending); start the
- * turn (start_turn: turn_seq, a shrunk slice and its timer) and publish its priodl (running_priodl).
+ * (refresh_deadline); start charging it and its group (last_charged, group_charge); its wait ends
+ * (latency histograms); the hand-offs that end with a turn end (wake_sync, sticky_cpu, delay.waker /
+ * the waker's delay.pending); start the turn (start_turn: turn_seq, a shrunk slice and its timer) and
+ * publish its priodl (running_priodl).
  */
 void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 {
@@ -187,9 +188,10 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 
 /*
  * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a target latency,
- * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice and its group (group_charge); look at the
- * CPU's frequency again (scaled); with delayed migration, check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice
- * ran out and nothing waits: renew it in place (renew_on_tick).
+ * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice
+ * and its group (group_charge); look at the CPU's frequency again (scaled); with delayed migration,
+ * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice ran
+ * out and nothing waits: renew it in place (renew_on_tick).
  */
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 {
@@ -336,18 +338,12 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	return 0;
 }
 /*
- * ops.init: the scheduler loads. Maps CPUs to queues (cpu_queue, queue_rep_cpu, queue_nr_cpus,
- * nr_queues) and creates one DSQ per queue (init_queues), builds every CPU's masks, the fast / scaled
- * masks and the slice timers.
+ * ops.init: the scheduler loads. The queues (init_queues: cpu_queue, queue_rep_cpu, queue_nr_cpus,
+ * nr_queues, a DSQ each), every CPU's masks, the fast / scaled masks and the slice timers.
  */
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 {
-	s32 err;
-
-	if ((err = init_queues()) || (err = init_cpu_masks()) || (err = init_perf_masks()) ||
-	    (err = init_slice_timers()))
-		return err;
-	return 0;
+	return init_queues() ?: init_cpu_masks() ?: init_perf_masks() ?: init_slice_timers();
 }
 
 /* CPU hotplug (hotplug.bpf.c says what follows the CPU). */
