@@ -132,9 +132,8 @@ __hidden int uncount_latency_waiter(struct task_ctx *tctx __tctx)
  * @q (vrq_under_share): it goes first -- at nice 0 alone in its group, one offset before now
  * (vrq_under_share_deadline) -- whether its deadline was just renewed or kept. BFS would leave it
  * behind every task whose deadline is earlier -- in a queue longer than the offset covers, every CPU
- * hog that waited its round -- so a task that sleeps most of the time waited turn after turn (a
- * periodic sleeper beside eight hogs on its CPU: p50 8-10 ms, EEVDF's 57 us). Its slice is what it had:
- * the rule moves its place, not its CPU time.
+ * hog that waited its round -- so a task that sleeps most of the time waited turn after turn, where
+ * EEVDF runs it at once. Its slice is what it had: the rule moves its place, not its CPU time.
  *
  * A global function -- not __hidden, which the verifier treats as static -- so the verifier walks it
  * once per program, its caller seeing only its return: as

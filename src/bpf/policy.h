@@ -266,8 +266,8 @@ static __always_inline u64 vrq_group_multiplier(u64 group_avg, u64 tasks_avg)
  *   behind: sleeping earns no credit. The bound (250 ms) is twice the simulator's: in the guest the
  *   stretch of 6 ms turns alone fell well short of the weights' ratios, and half this lag still short
  *   (docs/measured.md).
- * Designed on the host (tests/cgroup_sim.c, "hyb6-120": every case within 10% of the target, where a
- * weighted version of the group multiplier gave 1:26 for 1:3); docs/design.md, "cgroup weights".
+ * Designed on the host (tests/cgroup_sim.c, "hyb6-120", where a weighted version of the group
+ * multiplier missed the weights' ratio by far); docs/design.md, "cgroup weights".
  */
 #define VRQ_CGROUP_SHARE_ONE (1ULL << 20)
 #define VRQ_CGROUP_WEIGHT_DFL 100
@@ -790,9 +790,9 @@ static __always_inline int vrq_turn_over(u64 ran_ns, u64 rr_ns, u64 rate)
 #define VRQ_SAFE_ROUND_NS ((u64)VRQ_WATCHDOG_MS * VRQ_NSEC_PER_MSEC / 2)
 /*
  * The shortest slice the floor gives way to. The slice timer is a pinned hrtimer: it fires within a few
- * microseconds natively, but every turn also costs a context switch and a dispatch (~2-5 us natively,
- * 10-20x that emulated), so below ~50 us a turn is mostly overhead and a shorter slice no longer shortens
- * the round in proportion. Also --min-slice-us's own lower bound.
+ * microseconds natively, but every turn also costs a context switch and a dispatch, so below a few tens
+ * of microseconds a turn is mostly overhead and a shorter slice no longer shortens the round in
+ * proportion. Also --min-slice-us's own lower bound.
  */
 #define VRQ_SLICE_TIMER_MIN_NS (50ULL * VRQ_NSEC_PER_USEC)
 
@@ -1151,14 +1151,14 @@ static __always_inline u64 vrq_sticky_offset(u64 rr_ns)
 /*
  * Does a sticky task's claim hold against a CPU of another queue? Not when taking it evens out the two
  * queues: the nice-19 offset is longer than any CPU hog ever waits, so without a limit a CPU with
- * three hogs beside one running a hog alone was never evened out (shares 0.33 against 1.00). Moving
+ * three hogs beside one running a hog alone was never evened out. Moving
  * one task from the sticky queue (@src_queued waiting, served by @src_cpus) to this CPU's queue
  * (@dst_queued waiting, @dst_cpus) narrows the difference of their waiting tasks per CPU,
  * s/ns - d/nd, by 1/ns + 1/nd; it is evened out when that difference exceeds half of this:
  * 2*s*nd > 2*d*ns + nd + ns. One CPU each: three hogs against one (two waiting, none) lapses; the 2:1
  * split that an uneven count per CPU leaves (one waiting, none) holds, as moving would only swap it.
  * (A limit on the time waited instead, one and a half slices, lapsed almost always in the emulated
- * guest, where vCPUs stall: 1381 migrations against 1620 without --sticky.)
+ * guest, where vCPUs stall: nearly as many migrations as without --sticky.)
  */
 static __always_inline int vrq_sticky_holds(u64 src_queued, u64 src_cpus, u64 dst_queued, u64 dst_cpus)
 {

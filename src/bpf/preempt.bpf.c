@@ -75,9 +75,8 @@ static __always_inline bool preempts_local(struct task_struct *p, u64 priodl, s3
  * A local preemption, by a kick or directly. The run it ends was ended by its wakee (short runners, and
  * --handoff-slice) only when the wake-up ran in the task's own context: a wake-up from
  * an interrupt on this CPU (a timer's kworker, kdamond, kcompactd) runs in whatever task it interrupted,
- * which woke nobody. Counted as its hand-off, a CPU hog's run "ended" 15-90 us into its turn and
- * --short-run-renew renewed its deadline: it waited a whole further round (a few of 1,000 threads in
- * the many-threads test; none with --short-run-renew false).
+ * which woke nobody. Counted as its hand-off, a CPU hog's run "ended" just into its turn and
+ * --short-run-renew renewed its deadline: it waited a whole further round.
  */
 static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
 {
