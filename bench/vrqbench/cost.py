@@ -67,15 +67,18 @@ def installed_peers():
 
 def callback(prog):
     """A BPF program's callback: its name after the scheduler's prefix (vrq_select_cpu, floor_enqueue,
-    bpfland_running -> select_cpu, enqueue, running)."""
-    for cb in sorted(CALLBACKS, key=len, reverse=True):
-        if prog.endswith("_" + cb) or prog == cb:
+    bpfland_running -> select_cpu, enqueue, running). The kernel keeps 15 characters of a program's name
+    (floor_select_cpu reads floor_select_cp), so a cut name matches the callback it begins."""
+    rest = prog.split("_", 1)[1] if "_" in prog else prog
+    for cb in CALLBACKS:
+        if rest == cb or (len(prog) == 15 and len(rest) >= 3 and cb.startswith(rest)):
             return cb
     return "other"
 
 
 def per_step(rec, ncpu):
-    """One step's figures: per callback (calls, ns), BPF ns in all, guest seconds, context switches."""
+    """One step's figures: per callback (calls, ns), BPF ns in all, guest seconds, context switches, and
+    the CPU time the machine had: guest seconds x `ncpu` parallel CPUs."""
     cbs = {}
     for prog, p in (rec.get("bpf") or {}).items():
         c = cbs.setdefault(callback(prog), [0, 0.0])
@@ -112,11 +115,16 @@ def summarize(plan, recs, ncpu):
             bpf_ns = sum(x["bpf_ns"] for x in steps)
             switches = sum(x["switches"] or 0 for x in steps)
             values = [r["metrics"][primary] for r in rs]
-            per_call = {cb: {"per_s": n / secs, "ns": ns / n if n else None} for cb, (n, ns) in cbs.items()}
+            per_call = {cb: {"per_s": n / secs, "ns": ns / n} for cb, (n, ns) in cbs.items() if n}
             per_run_ns = {cb: [x["callbacks"][cb][1] / x["callbacks"][cb][0] for x in steps
                                if x["callbacks"].get(cb, [0])[0]] for cb in cbs}
+            rps = [r["metrics"].get("rps") for r in rs]
             out[(w, s)] = {
                 "runs": len(rs), "metric": primary, "higher": higher, "mean": sum(values) / len(values),
+                # requests/s beside a request load's primary metric (its latency): the issue's measure
+                "rps": sum(rps) / len(rps) if None not in rps else None,
+                "rps_vs_eevdf": compare([r["metrics"].get("rps") for r in runs.get((w, "eevdf"), [])], rps, True)
+                if s != "eevdf" and None not in rps else None,
                 "vs_eevdf": compare(base, values, higher) if s != "eevdf" else None,
                 "vs_defaults": compare(defaults, values, higher) if s not in ("eevdf", DEFAULTS) else None,
                 "callbacks": per_call,
@@ -152,15 +160,19 @@ def workload_table(plan, summary, w, schedulers):
     context switch, and per callback calls/s and ns per call."""
     cbs = [cb for cb in CALLBACKS + ["other"]
            if any(cb in summary.get((w, s), {}).get("callbacks", {}) for s in schedulers)]
+    with_rps = any(summary.get((w, s), {}).get("rps") is not None for s in schedulers)
     head = (["scheduler", f"{summary[(w, 'eevdf')]['metric'] if (w, 'eevdf') in summary else 'metric'}",
-             "÷ EEVDF [interval]", "switches/s", "BPF % of CPU", "BPF ns per switch"]
+             "÷ EEVDF [interval]"] + (["requests/s", "÷ EEVDF [interval]"] if with_rps else []) + ["switches/s", "BPF % of CPU", "BPF ns per switch"]
             + [f"{cb} calls/s · ns" for cb in cbs])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in schedulers:
         e = summary.get((w, s))
         if not e:
             continue
-        cells = [s, f"{e['mean']:.2f}", _ratio(e["vs_eevdf"]) if s != "eevdf" else "1", _rate(e["switches_per_s"]),
+        cells = [s, f"{e['mean']:.2f}", _ratio(e["vs_eevdf"]) if s != "eevdf" else "1"]
+        if with_rps:
+            cells += [f"{e['rps']:.0f}" if e["rps"] is not None else "—", _ratio(e["rps_vs_eevdf"]) if s != "eevdf" else "1"]
+        cells += [_rate(e["switches_per_s"]),
                  f"{100 * e['bpf_share']:.2f}" if s != "eevdf" else "—", _ns(e["bpf_ns_per_switch"])
                  if s != "eevdf" else "—"]
         for cb in cbs:
@@ -213,19 +225,25 @@ def mechanism_table(plan, summary):
 
 def markdown(out):
     plan, recs, machine = reportmod.load(out)
-    ncpu = machine.get("cpus") or (plan.get("vm") or {}).get("cpus") or 1
+    # On the instruction clock the vCPUs take turns on one instruction stream, and guest time advances with
+    # it: the machine's CPU time is its guest time, whatever the vCPUs (workloads.parallel_cpus)
+    clocked = all(reportmod.instrument_of(plan, w) == "instructions" for w in plan["workloads"])
+    ncpu = 1 if clocked else (machine.get("cpus") or (plan.get("vm") or {}).get("cpus") or 1)
     summary = summarize(plan, recs, ncpu)
     scheds = plan["schedulers"]
     main = [s for s in scheds if s in BASE_SCHEDULERS or peer_of(s)]
     lines = ["# The cost of one scheduling event", ""]
     lines += reportmod.instrument_lines(plan, machine)
     missing = [p for p in PEERS if p not in scheds]
-    lines += ["", f"{plan['runs']} runs of each workload per scheduler, interleaved in one boot; guest time on the "
-              "instruction clock. Per callback: calls per second of guest time and mean run time per call in "
-              "ns (the kernel's BPF statistics, summed over the runs); BPF % of CPU: all the scheduler's BPF "
-              f"run time over the steps' guest time × {ncpu} CPUs; BPF ns per switch: that run time over the "
-              "context switches /proc/schedstat counted. The metric is the workload's primary one (mean of the "
-              "runs), its ratio to EEVDF's runs in the same boot with the rank-sum interval (bench/README.md)."]
+    cpu_time = ("their guest time: on the instruction clock the vCPUs take turns on one instruction stream and "
+                "guest time advances with it, so a callback's ns are the instructions the machine executed during "
+                "it" if clocked else f"their guest time × {ncpu} CPUs")
+    lines += ["", f"{plan['runs']} run(s) of each workload per scheduler, interleaved in one boot. Per callback: calls "
+              "per second of guest time and mean run time per call in ns (the kernel's BPF statistics, summed over "
+              f"the runs); BPF % of CPU: all the scheduler's BPF run time over the CPU time the steps had ({cpu_time}); "
+              "BPF ns per switch: that run time over the context switches /proc/schedstat counted. The metric is the "
+              "workload's primary one (mean of the runs), its ratio to EEVDF's runs in the same boot with the "
+              "rank-sum interval (bench/README.md)."]
     if missing:
         lines += ["", "Peers not measured (not installed in this checkout's .bench-cache/peers, or not named): "
                   + ", ".join(missing) + "."]
