@@ -8,7 +8,8 @@ defaults and, with --mechanisms, scx_vrq with each mechanism's knob turned the o
 
 `run` is `bench run` with the cost preset: every workload on the instruction clock (guest time counts
 instructions, so a callback's run time per call repeats run to run and host load cannot move it), the
-short (--quick) loads, and writes DIR/cost.md beside the usual report. The figures come from the
+full-size pipe (100,000 round trips) and hackbench (4 groups x 200 loops), 3 s of requests and of the
+sleeper, a code base of 6 units, and writes DIR/cost.md beside the usual report. The figures come from the
 kernel's BPF statistics (kernel.bpf_stats_enabled: run_time_ns and run_cnt of each program, read from
 the loader's file descriptors around every step; guest.py), the step's guest seconds and /proc/schedstat.
 The statistics themselves add two clock reads per call, counted in every scheduler's figure alike.
@@ -281,7 +282,7 @@ def cmd_cost(a):
     scheds = a.schedulers.split(",") if a.schedulers else (
         BASE_SCHEDULERS + installed_peers() + ([m[0] for m in MECHANISMS] if a.mechanisms else []))
     workloads = a.workloads or ",".join(WORKLOAD_SET)
-    argv = ["run", "--quick", "--instrument", "instructions", "--workloads", workloads, "--schedulers", ",".join(scheds),
+    argv = ["run", "--instrument", "instructions", "--workloads", workloads, "--schedulers", ",".join(scheds),
             "--runs", str(a.runs), "--secs", str(SECS), "--build-units", str(BUILD_UNITS), "--cpus", str(a.cpus),
             "--timeout", str(a.timeout)] + (["--out", a.out] if a.out else []) + (["--no-build"] if a.no_build else [])
     if a.topology:
