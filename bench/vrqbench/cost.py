@@ -126,6 +126,8 @@ def summarize(plan, recs, ncpu):
                 "rps": sum(rps) / len(rps) if None not in rps else None,
                 "rps_vs_eevdf": compare([r["metrics"].get("rps") for r in runs.get((w, "eevdf"), [])], rps, True)
                 if s != "eevdf" and None not in rps else None,
+                "rps_vs_defaults": compare([r["metrics"].get("rps") for r in runs.get((w, DEFAULTS), [])], rps, True)
+                if s not in ("eevdf", DEFAULTS) and None not in rps else None,
                 "vs_eevdf": compare(base, values, higher) if s != "eevdf" else None,
                 "vs_defaults": compare(defaults, values, higher) if s not in ("eevdf", DEFAULTS) else None,
                 "callbacks": per_call,
@@ -185,8 +187,8 @@ def workload_table(plan, summary, w, schedulers):
 
 def mechanism_table(plan, summary):
     """Each mechanism's knob turned the other way against the defaults: per workload the change of BPF
-    ns per context switch and the metric's ratio to the defaults; the hot callbacks' ns per call in the
-    pipe."""
+    ns per context switch and the metric's ratio to the defaults; then per workload each callback's ns
+    per call."""
     mechs = [m for m in MECHANISMS if m[0] in plan["schedulers"]] + (
         [("vrq-bfs", "--profile bfs", "every mechanism beyond BFS off")] if "vrq-bfs" in plan["schedulers"] else [])
     ws = [w for w in plan["workloads"] if (w, DEFAULTS) in summary]
@@ -204,23 +206,24 @@ def mechanism_table(plan, summary):
                 cells.append("—")
                 continue
             delta = e["bpf_ns_per_switch"] - d[w]["bpf_ns_per_switch"]
-            cells.append(f"{_ns(e['bpf_ns_per_switch'])} ({delta:+,.0f}) · {_ratio(e['vs_defaults'])}")
+            rps = f" · requests/s {_ratio(e['rps_vs_defaults'])}" if e.get("rps_vs_defaults") else ""
+            cells.append(f"{_ns(e['bpf_ns_per_switch'])} ({delta:+,.0f}) · {_ratio(e['vs_defaults'])}{rps}")
         lines.append(f"| `{flags}` | {what} | " + " | ".join(cells) + " |")
-    hot = ["select_cpu", "enqueue", "dispatch", "running", "stopping", "runnable"]
-    w = next((x for x in ("pipe", "reqlat-50us-w2-m1") if x in ws), ws[0])
-    lines += ["", f"Hot callbacks' ns per call in {w} (Δ against the defaults):", "",
-              "| flags | " + " | ".join(hot) + " |", "|---|" + "---|" * len(hot)]
-    base = summary[(w, DEFAULTS)]["callbacks"]
-    lines.append("| (defaults) | " + " | ".join(_ns((base.get(cb) or {}).get("ns")) for cb in hot) + " |")
-    for s, flags, _ in mechs:
-        e = summary.get((w, s))
-        if not e:
-            continue
-        cells = []
-        for cb in hot:
-            a, b = (e["callbacks"].get(cb) or {}).get("ns"), (base.get(cb) or {}).get("ns")
-            cells.append(f"{_ns(a)} ({a - b:+,.0f})" if a is not None and b is not None else _ns(a))
-        lines.append(f"| `{flags}` | " + " | ".join(cells) + " |")
+    hot = ["select_cpu", "enqueue", "dispatch", "running", "stopping", "runnable", "quiescent"]
+    for w in ws:
+        lines += ["", f"Callbacks' ns per call in {w} (Δ against the defaults):", "",
+                  "| flags | " + " | ".join(hot) + " |", "|---|" + "---|" * len(hot)]
+        base = summary[(w, DEFAULTS)]["callbacks"]
+        lines.append("| (defaults) | " + " | ".join(_ns((base.get(cb) or {}).get("ns")) for cb in hot) + " |")
+        for s, flags, _ in mechs:
+            e = summary.get((w, s))
+            if not e:
+                continue
+            cells = []
+            for cb in hot:
+                x, y = (e["callbacks"].get(cb) or {}).get("ns"), (base.get(cb) or {}).get("ns")
+                cells.append(f"{_ns(x)} ({x - y:+,.0f})" if x is not None and y is not None else _ns(x))
+            lines.append(f"| `{flags}` | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -255,7 +258,7 @@ def markdown(out):
     if mech:
         lines += ["", "## Per mechanism: each knob the other way, against the defaults", "",
                   f"BPF ns per context switch of the variant, its difference from {DEFAULTS}'s in the same boot, "
-                  f"and the workload's metric ÷ {DEFAULTS}'s with its interval.", ""]
+                  f"and the workload's metric (and requests/s) ÷ {DEFAULTS}'s with its interval.", ""]
         lines += mech
     spread = max((v for e in summary.values() for cb, v in e["spread"].items()
                   if cb in CALLBACKS[:5] and e["runs"] > 1), default=None)
