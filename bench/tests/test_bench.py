@@ -1700,6 +1700,8 @@ class TestCost(unittest.TestCase):
         self.assertAlmostEqual(v["bpf_share"], (100 * 1000 + 100 * 1010 + 2 * 300 * 700) / 4e9)
         self.assertAlmostEqual(v["bpf_ns_per_switch"], (100 * 1000 + 100 * 1010 + 2 * 300 * 700) / 2000)
         self.assertAlmostEqual(v["vs_eevdf"]["ratio"], 1.1)
+        # per pipe round trip: the BPF ns per second of guest time over 1e6 / 22 round trips per second
+        self.assertAlmostEqual(v["bpf_ns_per_op"], (100 * 1000 + 100 * 1010 + 2 * 300 * 700) / 4 * 22e-6)
         self.assertAlmostEqual(got[("pipe", "floor")]["callbacks"]["select_cpu"]["ns"], 500.0)
         self.assertIsNone(got[("pipe", "eevdf")]["vs_eevdf"])
         self.assertAlmostEqual(v["spread"]["select_cpu"], 10 / 1005)

@@ -136,8 +136,23 @@ def summarize(plan, recs, ncpu):
                 "bpf_share": bpf_ns / sum(x["cpu_ns"] for x in steps),
                 "bpf_ns_per_switch": bpf_ns / switches if switches else None,
                 "switches_per_s": switches / secs,
+                # per unit of the workload's work, where it has one: a request, a pipe round trip
+                "bpf_ns_per_op": per_op(w, bpf_ns / secs, values, rps),
             }
     return out
+
+
+# the workloads whose work comes in units: how many per second of guest time, from the runs' metrics
+def per_op(workload, bpf_ns_per_s, values, rps):
+    """BPF ns per unit of work: per request (requests/s), per pipe round trip (µs per round trip), else
+    None."""
+    if None not in rps:
+        rate = sum(rps) / len(rps)
+    elif WORKLOADS[workload]["primary"] == "usecs_per_op":
+        rate = 1e6 / (sum(values) / len(values))
+    else:
+        return None
+    return bpf_ns_per_s / rate if rate else None
 
 
 def _ns(v):
@@ -165,7 +180,7 @@ def workload_table(plan, summary, w, schedulers):
            if any(cb in summary.get((w, s), {}).get("callbacks", {}) for s in schedulers)]
     with_rps = any(summary.get((w, s), {}).get("rps") is not None for s in schedulers)
     head = (["scheduler", f"{summary[(w, 'eevdf')]['metric'] if (w, 'eevdf') in summary else 'metric'}",
-             "÷ EEVDF [interval]"] + (["requests/s", "÷ EEVDF [interval]"] if with_rps else []) + ["switches/s", "BPF % of CPU", "BPF ns per switch"]
+             "÷ EEVDF [interval]"] + (["requests/s", "÷ EEVDF [interval]"] if with_rps else []) + ["switches/s", "BPF % of CPU", "BPF ns per switch", "BPF ns per op"]
             + [f"{cb} calls/s · ns" for cb in cbs])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in schedulers:
@@ -177,7 +192,7 @@ def workload_table(plan, summary, w, schedulers):
             cells += [f"{e['rps']:.0f}" if e["rps"] is not None else "—", _ratio(e["rps_vs_eevdf"]) if s != "eevdf" else "1"]
         cells += [_rate(e["switches_per_s"]),
                  f"{100 * e['bpf_share']:.2f}" if s != "eevdf" else "—", _ns(e["bpf_ns_per_switch"])
-                 if s != "eevdf" else "—"]
+                 if s != "eevdf" else "—", _ns(e["bpf_ns_per_op"]) if s != "eevdf" else "—"]
         for cb in cbs:
             c = e["callbacks"].get(cb)
             cells.append(f"{_rate(c['per_s'])} · {_ns(c['ns'])}" if c else "—")
@@ -194,20 +209,22 @@ def mechanism_table(plan, summary):
     ws = [w for w in plan["workloads"] if (w, DEFAULTS) in summary]
     if not mechs or not ws:
         return []
-    lines = ["| flags | what | " + " | ".join(f"{w}: BPF ns/switch (Δ) · metric ÷ defaults" for w in ws) + " |",
-             "|---|---|" + "---|" * len(ws)]
     d = {w: summary[(w, DEFAULTS)] for w in ws}
-    lines.append(f"| (defaults) | {DEFAULTS} | " + " | ".join(_ns(d[w]["bpf_ns_per_switch"]) for w in ws) + " |")
+    unit = {w: "bpf_ns_per_op" if d[w]["bpf_ns_per_op"] is not None else "bpf_ns_per_switch" for w in ws}
+    lines = ["| flags | what | " + " | ".join(
+        f"{w}: BPF ns per {'op' if unit[w] == 'bpf_ns_per_op' else 'switch'} (Δ) · metric ÷ defaults" for w in ws) + " |",
+             "|---|---|" + "---|" * len(ws)]
+    lines.append(f"| (defaults) | {DEFAULTS} | " + " | ".join(_ns(d[w][unit[w]]) for w in ws) + " |")
     for s, flags, what in mechs:
         cells = []
         for w in ws:
             e = summary.get((w, s))
-            if not e or e["bpf_ns_per_switch"] is None or d[w]["bpf_ns_per_switch"] is None:
+            if not e or e[unit[w]] is None or d[w][unit[w]] is None:
                 cells.append("—")
                 continue
-            delta = e["bpf_ns_per_switch"] - d[w]["bpf_ns_per_switch"]
+            delta = e[unit[w]] - d[w][unit[w]]
             rps = f" · requests/s {_ratio(e['rps_vs_defaults'])}" if e.get("rps_vs_defaults") else ""
-            cells.append(f"{_ns(e['bpf_ns_per_switch'])} ({delta:+,.0f}) · {_ratio(e['vs_defaults'])}{rps}")
+            cells.append(f"{_ns(e[unit[w]])} ({delta:+,.0f}) · {_ratio(e['vs_defaults'])}{rps}")
         lines.append(f"| `{flags}` | {what} | " + " | ".join(cells) + " |")
     hot = ["select_cpu", "enqueue", "dispatch", "running", "stopping", "runnable", "quiescent"]
     for w in ws:
@@ -245,7 +262,8 @@ def markdown(out):
     lines += ["", f"{plan['runs']} run(s) of each workload per scheduler, interleaved in one boot. Per callback: calls "
               "per second of guest time and mean run time per call in ns (the kernel's BPF statistics, summed over "
               f"the runs); BPF % of CPU: all the scheduler's BPF run time over the CPU time the steps had ({cpu_time}); "
-              "BPF ns per switch: that run time over the context switches /proc/schedstat counted. The metric is the "
+              "BPF ns per switch: that run time over the context switches /proc/schedstat counted; per op: over the "
+              "requests (requests/s) or pipe round trips. The metric is the "
               "workload's primary one (mean of the runs), its ratio to EEVDF's runs in the same boot with the "
               "rank-sum interval (bench/README.md)."]
     if missing:
@@ -257,7 +275,8 @@ def markdown(out):
     mech = mechanism_table(plan, summary)
     if mech:
         lines += ["", "## Per mechanism: each knob the other way, against the defaults", "",
-                  f"BPF ns per context switch of the variant, its difference from {DEFAULTS}'s in the same boot, "
+                  f"BPF ns per unit of work (a request, a pipe round trip; else per context switch) of the variant, "
+                  f"its difference from {DEFAULTS}'s in the same boot, "
                   f"and the workload's metric (and requests/s) ÷ {DEFAULTS}'s with its interval.", ""]
         lines += mech
     spread = max((v for e in summary.values() for cb, v in e["spread"].items()
