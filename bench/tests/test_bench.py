@@ -27,7 +27,8 @@ import unittest
 import unittest.mock
 from fractions import Fraction
 
-from vrqbench import (builds, cli, goals, instruments, plan, readme_table, report, schedulers, staging, stats, wakeup_trace,
+from vrqbench import (builds, cli, cost, goals, instruments, plan, readme_table, report, schedulers, staging, stats,
+                      wakeup_trace,
                       workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
@@ -1664,6 +1665,49 @@ class TestGoals(unittest.TestCase):
             self.assertIn("DIR=NAME", text)
             with self.assertRaises(SystemExit):
                 cli.main(["goals", os.path.join(d, "missing") + "=vrq-llc"])
+
+
+class TestCost(unittest.TestCase):
+    """bench cost (vrqbench/cost.py): callbacks by name, cut or not, and the per-call table from saved steps."""
+
+    def test_callbacks_by_name_also_when_the_kernel_cut_it(self):
+        for prog, cb in [("vrq_select_cpu", "select_cpu"), ("floor_select_cp", "select_cpu"),
+                         ("floor_enqueue", "enqueue"), ("vrq_running", "running"), ("bpfland_select_", "select_cpu"),
+                         ("vrq_init_task", "other"), ("floor_init", "other"), ("vrq_tick", "tick")]:
+            self.assertEqual(cost.callback(prog), cb, prog)
+
+    def test_figures_from_saved_steps(self):
+        plan_ = {"workloads": ["pipe"], "schedulers": ["eevdf", "floor", "vrq-llc"], "runs": 2,
+                 "instruments": {"pipe": "instructions"}}
+
+        def rec(s, run, us, bpf):
+            return {"workload": "pipe", "scheduler": s, "run": run, "status": "ok", "seconds": 2.0,
+                    "metrics": {"usecs_per_op": us}, "schedstat": {"sched_count": 1000}, "bpf": bpf}
+        recs = []
+        for run in range(2):
+            recs.append(rec("eevdf", run, 20.0, {}))
+            recs.append(rec("floor", run, 19.0, {"floor_select_cp": {"run_cnt": 100, "ns_per_op": 500.0}}))
+            recs.append(rec("vrq-llc", run, 22.0, {"vrq_select_cpu": {"run_cnt": 100, "ns_per_op": 1000.0 + run * 10},
+                                                   "vrq_running": {"run_cnt": 300, "ns_per_op": 700.0}}))
+        recs.append({"workload": "pipe", "scheduler": "vrq-llc", "run": 2, "status": "ejected"})
+        got = cost.summarize(plan_, recs, 1)
+        v = got[("pipe", "vrq-llc")]
+        self.assertEqual(v["runs"], 2)
+        self.assertAlmostEqual(v["callbacks"]["select_cpu"]["ns"], 1005.0)
+        self.assertAlmostEqual(v["callbacks"]["select_cpu"]["per_s"], 50.0)
+        self.assertAlmostEqual(v["callbacks"]["running"]["per_s"], 150.0)
+        # 2 runs x (100 x ~1005 + 300 x 700) ns over 4 s of guest time
+        self.assertAlmostEqual(v["bpf_share"], (100 * 1000 + 100 * 1010 + 2 * 300 * 700) / 4e9)
+        self.assertAlmostEqual(v["bpf_ns_per_switch"], (100 * 1000 + 100 * 1010 + 2 * 300 * 700) / 2000)
+        self.assertAlmostEqual(v["vs_eevdf"]["ratio"], 1.1)
+        # per pipe round trip: the BPF ns per second of guest time over 1e6 / 22 round trips per second
+        self.assertAlmostEqual(v["bpf_ns_per_op"], (100 * 1000 + 100 * 1010 + 2 * 300 * 700) / 4 * 22e-6)
+        self.assertAlmostEqual(got[("pipe", "floor")]["callbacks"]["select_cpu"]["ns"], 500.0)
+        self.assertIsNone(got[("pipe", "eevdf")]["vs_eevdf"])
+        self.assertAlmostEqual(v["spread"]["select_cpu"], 10 / 1005)
+        table = "\n".join(cost.workload_table(plan_, got, "pipe", plan_["schedulers"]))
+        self.assertIn("| vrq-llc | 22.00 |", table)
+        self.assertIn("50 · 1,005", table)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
     bench list
     bench readme-table [--check]
     bench goals DIR... [--scheduler NAME] [--out FILE]
+    bench cost run|report ...   (what one scheduling event costs: vrqbench/cost.py)
 
 Each workload is measured on the instrument that can see it: throughput on multi-threaded TCG with
 as many vCPUs as host cores, latency, fairness and scheduler cost on the instruction-counted clock
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from vrqbench import builds, goals, instruments, readme_table, sessions
+from vrqbench import builds, cost, goals, instruments, readme_table, sessions
 from vrqbench import report as reportmod
 from vrqbench.plan import done_steps, interleave, remaining
 from vrqbench.schedulers import (BASE_BINARY, DEFAULT_SCHEDULERS, PEER_TARGET_DIR, PEER_VERSIONS, PEERS_ROOT,
@@ -225,6 +226,7 @@ def cmd_list(_):
           ", ".join(s for s in named if SCHEDULERS[s].get("vrq") and not s.endswith("-again") and not SCHEDULERS[s].get("base")))
     print("  with --base-binary PATH: vrq-base (that build of scx_vrq, with its defaults), vrq-base-bfs (that build "
           "with --profile bfs)")
+    print("  only when named, the floor (bench/src/floor: one shared FIFO queue, nothing else; bench cost): floor")
     print("  only when named, A/A checks (a scheduler again under another name):",
           ", ".join(s for s in named if s.endswith("-again")))
     installed = installed_peer_versions(REPO)
@@ -320,6 +322,7 @@ def parser():
                    f"{goals.DEFAULT_SCHEDULER}, scx_vrq's defaults)")
     g.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
     g.set_defaults(fn=cmd_goals)
+    cost.add_parser(sub)
     return ap
 
 

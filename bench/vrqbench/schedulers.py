@@ -117,6 +117,11 @@ SCHEDULERS = {
     "vrq-under-share-off": {"cmd": _vrq("--under-share-first", "false"), "vrq": True, "variant": True},
     # the target latency off (the default until 215a64e, 2026-11-23)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
+    # frequency-aware CPU selection (--freq-threshold, off by default): what it costs per wake-up (issue 47)
+    "vrq-freq-50": {"cmd": _vrq("--freq-threshold", "50"), "vrq": True, "variant": True},
+    # the floor (bench/src/floor, built into target/bench): one shared FIFO queue, a waking task straight to
+    # an idle CPU, nothing else -- what sched_ext itself costs, beside what scx_vrq adds (issue 47)
+    "floor": {"cmd": lambda repo: [f"{repo}/target/bench/scx_floor"], "variant": True},
     # A/A runs: the same scheduler under another name, to check that the verdict rule calls a scheduler level
     # with itself (issue 27). eevdf-again starts nothing, as eevdf (the runner keys on cmd None, not on the
     # name); vrq-llc-again is vrq-llc's command
