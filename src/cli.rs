@@ -73,6 +73,9 @@ impl Profile {
 /// Which tasks share one entity's CPU (BFS's group accounting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum GroupMode {
+    /// cgroup where the cpu controller is enabled in the root cgroup's cgroup.subtree_control (so
+    /// cgroups' cpu.weight can differ: systemd, containers), session elsewhere; chosen at load.
+    Auto,
     /// Plain BFS: every task is its own entity.
     Off,
     /// The threads of one process share one task's CPU.
@@ -234,7 +237,10 @@ pub struct Opts {
     #[arg(long, value_name = "TYPE", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=2), help_heading = DEADLINES)]
     pub yield_type: u32,
 
-    /// Group accounting (BFS's group-accounting experiment): off (every task on its own, plain BFS);
+    /// Group accounting (BFS's group-accounting experiment): auto (cgroup where the cpu controller is
+    /// enabled in the root cgroup's cgroup.subtree_control, as systemd enables it for CPUWeight= and
+    /// container runtimes for their weights; session elsewhere: chosen at each load, named in the log
+    /// and in the statistics' first line); off (every task on its own, plain BFS);
     /// thread (a process's threads count as one task); session (a session's processes count as one
     /// task: `make -j64` in one terminal gets about one task's CPU beside a CPU hog in another). While
     /// another group has runnable tasks, each task's deadline offset is multiplied by the runnable
@@ -244,7 +250,7 @@ pub struct Opts {
     /// the tree, as the kernel's own scheduler divides it (systemd's CPUWeight=, a container's
     /// weight); each cgroup's tasks share its part in BFS's order; a cpu.idle cgroup's tasks run as
     /// SCHED_IDLE (kernels from 6.19); cpu.max is not enforced.
-    #[arg(long, value_name = "MODE", value_enum, default_value_t = GroupMode::Session, help_heading = GROUPS)]
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = GroupMode::Auto, help_heading = GROUPS)]
     pub group_accounting: GroupMode,
 
     /// Fork-depth penalty (true or false; from BFS's group-accounting experiment): a task's deadline

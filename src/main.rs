@@ -52,6 +52,8 @@ use stats::Metrics;
 
 const SCHEDULER_NAME: &str = "scx_vrq";
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
+/// Where --group-accounting auto looks for the cgroup v2 hierarchy.
+const MOUNTS: &str = "/proc/self/mounts";
 const MAX_CPUS: usize = bpf_intf::vrq_consts_VRQ_MAX_CPUS as usize;
 /// sched_ext's watchdog for this scheduler (ops.timeout_ms, defined in intf.h): a runnable task that
 /// waits longer than this ejects the scheduler, so every wait bound must stay below it.
@@ -184,12 +186,54 @@ fn serve_stats<M>(
 }
 
 impl GroupMode {
+    /// The BPF scheduler's mode; `auto` is resolved first (GroupMode::at_load).
     fn bpf_value(self) -> u32 {
         match self {
+            GroupMode::Auto => unreachable!("--group-accounting auto is resolved at load"),
             GroupMode::Off => bpf_intf::vrq_group_mode_VRQ_GROUP_OFF,
             GroupMode::Thread => bpf_intf::vrq_group_mode_VRQ_GROUP_THREAD,
             GroupMode::Session => bpf_intf::vrq_group_mode_VRQ_GROUP_SESSION,
             GroupMode::Cgroup => bpf_intf::vrq_group_mode_VRQ_GROUP_CGROUP,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            GroupMode::Auto => "auto",
+            GroupMode::Off => "off",
+            GroupMode::Thread => "thread",
+            GroupMode::Session => "session",
+            GroupMode::Cgroup => "cgroup",
+        }
+    }
+
+    /// The mode this load runs in and why, `auto` resolved on this machine: cgroup where the cpu
+    /// controller is enabled in the root cgroup's cgroup.subtree_control, session elsewhere.
+    fn at_load(self) -> (GroupMode, String) {
+        let mounts = std::fs::read_to_string(MOUNTS).unwrap_or_default();
+        self.resolve(&mounts, |path| std::fs::read_to_string(path))
+    }
+
+    /// As at_load, from /proc/self/mounts' text and a reader of files. The cpu controller in the
+    /// root's subtree_control is what lets any cgroup's cpu.weight differ from its siblings'; without
+    /// it every task competes as if in one cgroup, which cgroup mode would account as group
+    /// accounting off, so session stands in. Any cgroup2 mount shows the same root.
+    fn resolve(self, mounts: &str, read: impl Fn(&str) -> std::io::Result<String>) -> (GroupMode, String) {
+        if self != GroupMode::Auto {
+            return (self, format!("as given by --group-accounting {}", self.name()));
+        }
+        let Some(root) =
+            mounts.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find(|f| f.len() > 2 && f[2] == "cgroup2")
+        else {
+            return (GroupMode::Session, format!("auto: no cgroup v2 hierarchy in {MOUNTS}"));
+        };
+        let path = format!("{}/cgroup.subtree_control", root[1]);
+        match read(&path) {
+            Ok(text) if text.split_whitespace().any(|c| c == "cpu") => {
+                (GroupMode::Cgroup, format!("auto: the cpu controller is enabled in {path}"))
+            }
+            Ok(_) => (GroupMode::Session, format!("auto: the cpu controller is not enabled in {path}")),
+            Err(e) => (GroupMode::Session, format!("auto: {path} unreadable ({e})")),
         }
     }
 }
@@ -205,10 +249,10 @@ impl QueueMode {
 }
 
 /// The knobs in the BPF scheduler's units: one line per flag of cli.rs's knob sections, the one place a
-/// flag meets the BPF side. Each sets the `const volatile` in src/bpf/main.bpf.c named as its flag in
+/// flag meets the BPF side (--group-accounting as resolved at load). Each sets the `const volatile` in src/bpf/main.bpf.c named as its flag in
 /// snake_case, a time in ns where the flag gives ms or µs (--rr-interval-ms: rr_interval_ns; a test
 /// checks the names).
-fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
+fn set_knobs(rodata: &mut types::rodata, opts: &Opts, group_accounting: GroupMode) {
     rodata.queue = opts.queue.bpf_value();
     rodata.rr_interval_ns = opts.rr_interval_ms * 1_000_000;
     rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
@@ -225,7 +269,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts) {
     rodata.handoff_slice = opts.handoff_slice;
     rodata.idle_bound_ns = opts.idle_bound_ms * 1_000_000;
     rodata.yield_type = opts.yield_type;
-    rodata.group_accounting = opts.group_accounting.bpf_value();
+    rodata.group_accounting = group_accounting.bpf_value();
     rodata.fork_depth_penalty = opts.fork_depth_penalty;
     rodata.freq_threshold = opts.freq_threshold;
     rodata.migration_delay_ns = opts.migration_delay_us * 1000;
@@ -294,6 +338,8 @@ struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     opts: &'a Opts,
+    /// --group-accounting as resolved at load (never auto).
+    group_accounting: GroupMode,
     stats_server: StatsServer<(), Metrics>,
 }
 
@@ -313,8 +359,9 @@ impl<'a> Scheduler<'a> {
         // gets a new deadline and slice like any other task (see vrq_dispatch).
         skel.struct_ops.vrq_ops_mut().flags = *compat::SCX_OPS_ENQ_LAST;
 
+        let (group_accounting, why) = opts.group_accounting.at_load();
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
-        set_knobs(rodata, opts);
+        set_knobs(rodata, opts, group_accounting);
         rodata.nr_cpus = nr_cpus as u32;
         for (id, t) in &cpus {
             let slot = &mut rodata.cpu_topo[*id];
@@ -330,6 +377,8 @@ impl<'a> Scheduler<'a> {
             opts.knob_summary,
             cpus.len()
         );
+
+        info!("group accounting: {} ({why})", group_accounting.name());
 
         info!(
             "topology (cpu:core/llc/pkg/node): {}",
@@ -354,7 +403,7 @@ impl<'a> Scheduler<'a> {
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!("scheduler attached (sched_ext ops \"vrq\")");
 
-        Ok(Self { skel, struct_ops, opts, stats_server })
+        Ok(Self { skel, struct_ops, opts, group_accounting, stats_server })
     }
 
     fn metrics(&self) -> Metrics {
@@ -382,6 +431,10 @@ impl<'a> Scheduler<'a> {
         m.cgroups = bss.nr_cgroups.max(0) as u64;
         m.version = build_version();
         m.knobs = self.opts.knob_summary.clone();
+        m.group_accounting = match self.opts.group_accounting {
+            GroupMode::Auto => format!("{} (auto)", self.group_accounting.name()),
+            _ => self.group_accounting.name().into(),
+        };
         m
     }
 
@@ -673,7 +726,7 @@ mod tests {
             .replace("preempt-local=true", "preempt-local=false")
             .replace("handoff-slice=true", "handoff-slice=false")
             .replace("stay-behind-kthread=true", "stay-behind-kthread=false")
-            .replace("group-accounting=session", "group-accounting=off");
+            .replace("group-accounting=auto", "group-accounting=off");
         assert_eq!(sorted(&o.knob_summary), sorted(&expect));
         assert_eq!(o.queue, QueueMode::Global);
         assert_eq!(o.group_accounting, GroupMode::Off);
@@ -779,7 +832,7 @@ mod tests {
         assert!(m.contains("similar argument exists: '--stats'"), "{m}");
         assert!(m.contains("Usage: scx_vrq"), "{m}");
         let m = msg(&["--group-accounting", "process"]);
-        assert!(m.contains("[possible values: off, thread, session, cgroup]"), "{m}");
+        assert!(m.contains("[possible values: auto, off, thread, session, cgroup]"), "{m}");
         assert!(m.lines().count() > 1 && m.ends_with('\n') && !m.ends_with("\n\n"), "{m:?}");
     }
 
@@ -955,6 +1008,43 @@ mod tests {
         bpf.sort();
         flags.sort();
         assert_eq!(bpf, flags, "src/bpf/main.bpf.c's knobs against src/cli.rs's flags");
+    }
+
+    /// --group-accounting auto: cgroup exactly where the root's subtree_control enables cpu; an explicit
+    /// mode stays as given.
+    #[test]
+    fn auto_group_accounting_follows_the_cpu_controller() {
+        let mounts = "proc /proc proc rw 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n";
+        let control = |text: &'static str| {
+            move |path: &str| {
+                assert_eq!(path, "/sys/fs/cgroup/cgroup.subtree_control");
+                Ok(text.to_string())
+            }
+        };
+        let pick = |mode: GroupMode, mounts: &str, text: &'static str| mode.resolve(mounts, control(text)).0;
+        assert_eq!(pick(GroupMode::Auto, mounts, "cpuset cpu io memory pids\n"), GroupMode::Cgroup);
+        assert_eq!(pick(GroupMode::Auto, mounts, "cpuset io memory pids\n"), GroupMode::Session);
+        assert_eq!(pick(GroupMode::Auto, mounts, ""), GroupMode::Session);
+        assert_eq!(pick(GroupMode::Auto, "proc /proc proc rw 0 0\n", "cpu"), GroupMode::Session, "no cgroup2");
+        let unreadable = GroupMode::Auto.resolve(mounts, |_| Err(std::io::Error::from(std::io::ErrorKind::NotFound)));
+        assert_eq!(unreadable.0, GroupMode::Session);
+        assert!(unreadable.1.contains("unreadable"), "{}", unreadable.1);
+        let (mode, why) = GroupMode::Auto.resolve(mounts, control("cpu"));
+        assert_eq!(
+            (mode, why.as_str()),
+            (GroupMode::Cgroup, "auto: the cpu controller is enabled in /sys/fs/cgroup/cgroup.subtree_control")
+        );
+        // a mount elsewhere (cgroup v1's hybrid layout puts v2 at .../unified)
+        let hybrid = "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n";
+        let (mode, why) = GroupMode::Auto.resolve(hybrid, |p: &str| {
+            Ok(if p.starts_with("/sys/fs/cgroup/unified/") { "cpu".into() } else { String::new() })
+        });
+        assert_eq!(mode, GroupMode::Cgroup, "{why}");
+        for m in [GroupMode::Off, GroupMode::Thread, GroupMode::Session, GroupMode::Cgroup] {
+            assert_eq!(pick(m, "", ""), m);
+            assert_eq!(pick(m, mounts, "cpu"), m);
+        }
+        assert_eq!(parse(&[]).unwrap().group_accounting, GroupMode::Auto, "the default");
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub const STATS_SOCKET: &str = "/var/run/scx/root/stats";
 
 /// What --help-stats prints before the field list.
 pub const HELP: &str = "\
---stats/--monitor first print the running scheduler's build and knobs, then one line per interval:
+--stats/--monitor first print the running scheduler's build, its group accounting (what
+--group-accounting auto chose at load) and knobs, then one line per interval:
   queued N (max M)   tasks waiting in all queues at the last dispatches (deepest any queue has been)
   dispatch N/s       tasks put on a CPU: from its own queue, another queue, handed to an idle CPU, kept
   preempt N/s        wake-up preemptions, by a kick or directly (preempt_kicks + preempt_direct)
@@ -59,6 +60,9 @@ macro_rules! vrq_metrics {
             #[stat(desc = "Every knob as set, flag=value")]
             #[serde(default)]
             pub knobs: String,
+            #[stat(desc = "Group accounting in effect (--group-accounting; auto names what it chose at load: cgroup or session)")]
+            #[serde(default)]
+            pub group_accounting: String,
             #[stat(desc = "Run-queue mode (global, llc or cpu)")]
             pub queue_mode: String,
             #[stat(desc = "Number of run queues")]
@@ -333,12 +337,14 @@ fn not_there_yet(e: &anyhow::Error) -> bool {
         .is_some_and(|e| matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused))
 }
 
-/// The running scheduler's build (as `scx_vrq --version` gives it) and its knobs, wrapped.
-fn write_build<W: Write>(out: &mut W, version: &str, knobs: &str) -> Result<()> {
+/// The running scheduler's build (as `scx_vrq --version` gives it) and the group accounting in effect
+/// (what --group-accounting auto chose), then its knobs, wrapped.
+fn write_build<W: Write>(out: &mut W, version: &str, group: &str, knobs: &str) -> Result<()> {
     const WIDTH: usize = 110;
     const INDENT: &str = "          ";
     let version = if version.is_empty() { "(an scx_vrq that does not give its version)" } else { version };
-    writeln!(out, "[{}] {} {}", crate::SCHEDULER_NAME, crate::SCHEDULER_NAME, version)?;
+    let group = if group.is_empty() { String::new() } else { format!(", group accounting {group}") };
+    writeln!(out, "[{}] {} {}{}", crate::SCHEDULER_NAME, crate::SCHEDULER_NAME, version, group)?;
     let mut line = format!("{INDENT}knobs:");
     for knob in knobs.split_whitespace() {
         if line.len() + 1 + knob.len() > WIDTH {
@@ -386,9 +392,9 @@ pub fn monitor_at<W: Write>(path: &Path, intv: Duration, full: bool, shutdown: &
                     break;
                 }
             };
-            let build = (metrics.version.clone(), metrics.knobs.clone());
+            let build = (metrics.version.clone(), metrics.group_accounting.clone(), metrics.knobs.clone());
             if shown.as_ref() != Some(&build) {
-                write_build(out, &build.0, &build.1)?;
+                write_build(out, &build.0, &build.1, &build.2)?;
                 shown = Some(build);
             }
             if full {
@@ -469,9 +475,14 @@ mod tests {
     fn the_first_lines_name_the_build_and_its_knobs() {
         let knobs = (0..40).map(|i| format!("knob-number-{i}=value")).collect::<Vec<_>>().join(" ");
         let mut out = Vec::new();
-        write_build(&mut out, "0.1.0-g0123456789-dirty x86_64-unknown-linux-gnu", &knobs).unwrap();
+        write_build(&mut out, "0.1.0-g0123456789-dirty x86_64-unknown-linux-gnu", "session (auto)", &knobs).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.starts_with("[scx_vrq] scx_vrq 0.1.0-g0123456789-dirty x86_64-unknown-linux-gnu\n"), "{text}");
+        assert!(
+            text.starts_with(
+                "[scx_vrq] scx_vrq 0.1.0-g0123456789-dirty x86_64-unknown-linux-gnu, group accounting session (auto)\n"
+            ),
+            "{text}"
+        );
         assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
         let shown: Vec<&str> =
             text.lines().skip(1).flat_map(|l| l.split_whitespace()).filter(|w| *w != "knobs:").collect();
@@ -490,8 +501,13 @@ mod tests {
             let mut n = 0;
             while req_ch.recv().is_ok() {
                 n += 100;
-                let m =
-                    Metrics { version: "9.9.9-g0123456789".into(), knobs: "queue=llc".into(), enqueues: n, ..sample() };
+                let m = Metrics {
+                    version: "9.9.9-g0123456789".into(),
+                    group_accounting: "cgroup (auto)".into(),
+                    knobs: "queue=llc".into(),
+                    enqueues: n,
+                    ..sample()
+                };
                 if res_ch.send(m).is_err() {
                     break;
                 }
@@ -507,7 +523,7 @@ mod tests {
         monitor_at(&path, Duration::from_millis(200), false, &shutdown, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "[scx_vrq] scx_vrq 9.9.9-g0123456789", "{text}");
+        assert_eq!(lines[0], "[scx_vrq] scx_vrq 9.9.9-g0123456789, group accounting cgroup (auto)", "{text}");
         assert_eq!(lines[1].trim(), "knobs: queue=llc", "{text}");
         assert!(lines.len() >= 4 && lines[2..].iter().all(|l| l.starts_with("[scx_vrq] queued")), "{text}");
         drop(server);
