@@ -7,6 +7,10 @@ is sound: EEVDF honours cpu.weight, and each of its figures says whether it woul
 Cases (--cases, in this order; the EEVDF halves of all of them run first, then scx_vrq is loaded once
 and runs them again, reloaded only if a case ejected it):
   siblings  two sibling cgroups at cpu.weight 100 and 300, four CPU hogs each: CPU time 1 : 3
+  default   the same under scx_vrq at its DEFAULT flags (--scx-args not applied): --group-accounting auto
+            chooses cgroup where the root enables the cpu controller, as systemd does for CPUWeight=, and
+            says so (statistics, log); before any case, with the cpu controller not enabled at the root,
+            the defaults choose session
   nested    A(100){A1(100), A2(100)} beside B(100), four hogs in each of A1, A2, B: 1 : 1 : 2
   uneven    one hog in one cgroup beside sixteen in another, equal weights: 1 : 1
   dynamic   a weight changed at run time (100 -> 300) holds 1 : 3 from a second after the write; a task
@@ -46,7 +50,7 @@ import time
 from vrqtest import (HOG, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, ejections, exits_logged, flag_default,
                      kernel_hz, kernel_log_problems, log, nr_cpus, probe_fields, runtime_ns, scx_exits, scx_ops,
                      scx_state, stalled_tasks, stop_all, wait_for, wait_started)
-from vrqtest.cgroup import (Hierarchy, cgroup_of, remove_tree, scx_cgroup_idle_supported,
+from vrqtest.cgroup import (Hierarchy, cgroup_of, cpu_enabled_at_root, remove_tree, scx_cgroup_idle_supported,
                             scx_deadline_server)
 
 # A cgroup's CPU time relative to the first cgroup's, within this fraction of the weights' ratio.
@@ -298,6 +302,77 @@ def case_siblings(run):
         used = measure([a, b], o.share_secs)
         shares_check(run, "siblings", "cpu.weight 100 : 300, 4 CPU hogs each", [a, b], used, [1, 3], o.share_secs)
         run.survived("siblings", c.mark, c.procs)
+
+
+# --- 1b. the defaults honour the weights ------------------------------------------------------------
+
+def auto_choice(sched, stats):
+    """What scx_vrq at its defaults says it chose: the statistics' group_accounting and its log line."""
+    chosen = stats.read().get("group_accounting", "")
+    line = ""
+    try:
+        with open(sched.log_path) as f:
+            line = next((l.strip() for l in f if "group accounting:" in l), "")
+    except OSError:
+        pass
+    return chosen, line
+
+
+def auto_without_cpu(r):
+    """Before the suite enables the cpu controller at the root: scx_vrq at its defaults accounts by
+    session (no cgroup's weight can differ there)."""
+    what = "auto/the defaults choose session where the root's subtree_control does not enable cpu"
+    if cpu_enabled_at_root():
+        return r.skip(what, "the cpu controller is already enabled at the root (systemd?), and the suite does not "
+                            "turn off what it did not turn on")
+    mark = dmesg_len()
+    sched = None
+    try:
+        sched = Scheduler(name="cgroup-vrq-auto-session").start()
+        with Stats() as stats:
+            chosen, line = auto_choice(sched, stats)
+    except (RuntimeError, OSError) as e:
+        return r.check(what, False, f"{type(e).__name__}: {e}")
+    finally:
+        if sched is not None:
+            sched.stop()
+    r.figure(f"cgroup auto, cpu controller not enabled at the root: statistics say {chosen!r}; log: {line!r}")
+    r.check(what, chosen == "session (auto)" and "session (auto: the cpu controller is not enabled" in line
+            and not ejections(mark), f"statistics group_accounting={chosen!r}; log: {line!r}")
+
+
+def case_default(run):
+    """siblings' 100 : 300 under scx_vrq started with no flags at all (EEVDF's half: the same
+    measurement, for comparison)."""
+    o = run.opts
+    case = "default"
+    if run.scx:
+        run.unload()  # the half's own scheduler has --scx-args; this case's has none
+        run.loads += 1
+        try:
+            run.sched = Scheduler(name=f"cgroup-vrq-default-{run.loads}").start()
+            run.stats = Stats()
+        except (RuntimeError, OSError) as e:
+            run.unload()
+            return run.check(case, "scx_vrq at its defaults loaded", False, f"{type(e).__name__}: {e}")
+        chosen, line = auto_choice(run.sched, run.stats)
+        run.figure(case, f"scx_vrq with no flags: statistics say group accounting {chosen!r}; log: {line!r}")
+        run.check(case, "the defaults choose cgroup where the root enables the cpu controller, and say so",
+                  chosen == "cgroup (auto)" and "cgroup (auto: the cpu controller is enabled" in line,
+                  f"statistics group_accounting={chosen!r}; log: {line!r}")
+    try:
+        with run.case(case) as c:
+            a, b = c.cg("A", weight=100), c.cg("B", weight=300)
+            c.hogs(a, 4)
+            c.hogs(b, 4)
+            c.settle()
+            used = measure([a, b], o.share_secs)
+            shares_check(run, case, "no flags: cpu.weight 100 : 300 (systemd-run -p CPUWeight=), 4 CPU hogs each",
+                         [a, b], used, [1, 3], o.share_secs)
+            run.survived(case, c.mark, c.procs)
+    finally:
+        if run.scx:
+            run.unload()  # the next case loads the half's own again
 
 
 # --- 2. nesting -----------------------------------------------------------------------------------
@@ -750,7 +825,7 @@ def case_rt(run):
                 f.write(saved)
 
 
-CASES = {"siblings": case_siblings, "nested": case_nested, "uneven": case_uneven, "dynamic": case_dynamic,
+CASES = {"siblings": case_siblings, "default": case_default, "nested": case_nested, "uneven": case_uneven, "dynamic": case_dynamic,
          "idle": case_idle, "sleeper": case_sleeper, "input": case_input, "rt": case_rt}
 QUICK = dict(share_secs=3, rt_secs=12, storm_cycles=50, race_rounds=10, many=300)
 
@@ -791,6 +866,9 @@ def main():
     t_start = time.monotonic()
     hier = Hierarchy()
     try:
+        hier.mount()
+        if "default" in cases and "scx_vrq" in halves:
+            auto_without_cpu(r)
         hier.setup()
     except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
         r.check("setup: cgroup2 at /sys/fs/cgroup with the cpu controller", False, str(e))
@@ -805,7 +883,8 @@ def main():
             t0 = time.monotonic()
             for name in cases:
                 log(f"--- {name} under {run.label} ({time.monotonic() - t_start:.0f} s)")
-                if not run.ensure_loaded():
+                # the default case loads scx_vrq itself, without --scx-args
+                if not (name == "default" and run.scx) and not run.ensure_loaded():
                     if run.scx:
                         r.check(f"{name}/scx_vrq {opts.scx_args} loaded", False, run.load_error)
                     else:

@@ -37,11 +37,17 @@ class Hierarchy:
         self.mounted_here = False
         self.cpu_enabled_here = False
 
-    def setup(self):
+    def mount(self):
+        """cgroup2 at CGROUP_ROOT, mounted here where nothing has (teardown() unmounts it), the cpu
+        controller not yet touched."""
         if not _mounted_cgroup2():
             os.makedirs(CGROUP_ROOT, exist_ok=True)
             subprocess.run(["mount", "-t", "cgroup2", "cgroup2", CGROUP_ROOT], check=True)
             self.mounted_here = True
+        return self
+
+    def setup(self):
+        self.mount()
         if "cpu" not in _read(f"{CGROUP_ROOT}/cgroup.controllers").split():
             raise RuntimeError("the cgroup2 root offers no cpu controller (cgroup.controllers: "
                                f"{_read(f'{CGROUP_ROOT}/cgroup.controllers')})")
@@ -66,6 +72,12 @@ class Hierarchy:
     def cgroup(self, rel, weight=None, idle=None):
         """A new cgroup at `rel` (a path below the suite's subtree; its parents are made, with +cpu)."""
         return Cgroup.make(os.path.join(self.path, rel), weight=weight, idle=idle)
+
+
+def cpu_enabled_at_root():
+    """Whether the root cgroup's cgroup.subtree_control enables the cpu controller (what scx_vrq's
+    --group-accounting auto reads)."""
+    return "cpu" in _read(f"{CGROUP_ROOT}/cgroup.subtree_control").split()
 
 
 def enable_cpu(path):
