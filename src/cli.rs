@@ -74,7 +74,7 @@ impl Profile {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum GroupMode {
     /// cgroup where the cpu controller is enabled in the root cgroup's cgroup.subtree_control (so
-    /// cgroups' cpu.weight can differ: systemd, containers), session elsewhere; chosen at load.
+    /// cgroups' cpu.weight can differ: systemd, containers), session elsewhere.
     Auto,
     /// Plain BFS: every task is its own entity.
     Off,
@@ -239,8 +239,9 @@ pub struct Opts {
 
     /// Group accounting (BFS's group-accounting experiment): auto (cgroup where the cpu controller is
     /// enabled in the root cgroup's cgroup.subtree_control, as systemd enables it for CPUWeight= and
-    /// container runtimes for their weights; session elsewhere: chosen at each load, named in the log
-    /// and in the statistics' first line); off (every task on its own, plain BFS);
+    /// container runtimes for their weights; session elsewhere: chosen at load, and again by a reload
+    /// when the root's controllers change; named in the log and in the statistics' first line); off
+    /// (every task on its own, plain BFS);
     /// thread (a process's threads count as one task); session (a session's processes count as one
     /// task: `make -j64` in one terminal gets about one task's CPU beside a CPU hog in another). While
     /// another group has runnable tasks, each task's deadline offset is multiplied by the runnable

@@ -340,6 +340,8 @@ struct Scheduler<'a> {
     opts: &'a Opts,
     /// --group-accounting as resolved at load (never auto).
     group_accounting: GroupMode,
+    /// Set when run() ended because `auto` would now choose another mode (and why): reload.
+    regroup: Option<(GroupMode, String)>,
     stats_server: StatsServer<(), Metrics>,
 }
 
@@ -403,7 +405,7 @@ impl<'a> Scheduler<'a> {
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!("scheduler attached (sched_ext ops \"vrq\")");
 
-        Ok(Self { skel, struct_ops, opts, group_accounting, stats_server })
+        Ok(Self { skel, struct_ops, opts, group_accounting, regroup: None, stats_server })
     }
 
     fn metrics(&self) -> Metrics {
@@ -447,10 +449,36 @@ impl<'a> Scheduler<'a> {
     /// other vCPUs: on the instruction clock the waiting thread's vCPU is held, and the thread charged,
     /// for as long as a busy vCPU then runs -- per wait, so the poll's many sleeps were the cheaper
     /// way, and a sleep that ends only on an event is cheaper still.
+    ///
+    /// Under --group-accounting auto it also looks, at the same pace, whether the cpu controller was
+    /// enabled or disabled at the root since the load (systemd enables it when the first unit with a
+    /// CPUWeight= starts, which can be after this service at boot), and ends with `regroup` set when
+    /// the choice would differ: the caller reloads.
     fn run(&mut self, shutdown: &Shutdown) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         start_stats_relay(req_ch, shutdown.events.clone())?;
-        serve_stats(&shutdown.events, &res_ch, EXIT_CHECK, || uei_exited!(&self.skel, uei), || self.metrics())?;
+        let mut regroup = None;
+        let auto = self.opts.group_accounting == GroupMode::Auto;
+        serve_stats(
+            &shutdown.events,
+            &res_ch,
+            EXIT_CHECK,
+            || {
+                if uei_exited!(&self.skel, uei) {
+                    return true;
+                }
+                if auto {
+                    let (now, why) = GroupMode::Auto.at_load();
+                    if now != self.group_accounting {
+                        regroup = Some((now, why));
+                        return true;
+                    }
+                }
+                false
+            },
+            || self.metrics(),
+        )?;
+        self.regroup = regroup;
         let _ = self.struct_ops.take();
         uei_report!(&self.skel, uei)
     }
@@ -501,7 +529,8 @@ impl Drop for LoaderPriority {
     }
 }
 
-/// Restarts asked by the kernel (CPU hotplug) are always honoured -- giving up would leave the
+/// Restarts asked by the kernel (CPU hotplug), and those of --group-accounting auto when the cpu
+/// controller is enabled or disabled at the root, are always honoured -- giving up would leave the
 /// machine on the kernel's scheduler for good over a burst of hotplug -- but their rate is bounded:
 /// past MAX within WINDOW, the next reload waits until the oldest one leaves the window (meanwhile
 /// the kernel's scheduler runs everything).
@@ -618,12 +647,13 @@ fn run(opts: &Opts) -> Result<()> {
         };
         let mut sched = Scheduler::init(opts, &mut open_object, &topo)?;
         let exit = sched.run(&shutdown)?;
+        let regroup = sched.regroup.take();
         drop(sched);
-        if exit.should_restart() && !shutdown.requested() {
+        if (exit.should_restart() || regroup.is_some()) && !shutdown.requested() {
             let wait = restarts.wait_before(std::time::Instant::now());
             if !wait.is_zero() {
                 warn!(
-                    "more than {} kernel-asked restarts within {} s: reloading in {:.1} s (the kernel's scheduler runs meanwhile)",
+                    "more than {} restarts within {} s: reloading in {:.1} s (the kernel's scheduler runs meanwhile)",
                     RestartBudget::MAX,
                     RestartBudget::WINDOW.as_secs(),
                     wait.as_secs_f64()
@@ -633,9 +663,14 @@ fn run(opts: &Opts) -> Result<()> {
                 }
             }
             restarts.record(std::time::Instant::now());
-            // The EXIT line above says why: a CPU hotplug event during the load, or a CPU come on
-            // line that was off line when the topology was read (src/bpf/hotplug.bpf.c).
-            info!("the kernel asked for a restart (CPU hotplug); reloading");
+            match regroup {
+                Some((mode, why)) => {
+                    info!("group accounting auto would now choose {} ({why}); reloading", mode.name())
+                }
+                // The EXIT line above says why: a CPU hotplug event during the load, or a CPU come on
+                // line that was off line when the topology was read (src/bpf/hotplug.bpf.c).
+                None => info!("the kernel asked for a restart (CPU hotplug); reloading"),
+            }
             reloading = true;
             continue;
         }

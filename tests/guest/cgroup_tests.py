@@ -10,7 +10,8 @@ and runs them again, reloaded only if a case ejected it):
   default   the same under scx_vrq at its DEFAULT flags (--scx-args not applied): --group-accounting auto
             chooses cgroup where the root enables the cpu controller, as systemd does for CPUWeight=, and
             says so (statistics, log); before any case, with the cpu controller not enabled at the root,
-            the defaults choose session
+            the defaults choose session, and reload into cgroup when it is enabled while they run (and
+            back when it is disabled)
   nested    A(100){A1(100), A2(100)} beside B(100), four hogs in each of A1, A2, B: 1 : 1 : 2
   uneven    one hog in one cgroup beside sixteen in another, equal weights: 1 : 1
   dynamic   a weight changed at run time (100 -> 300) holds 1 : 3 from a second after the write; a task
@@ -50,7 +51,7 @@ import time
 from vrqtest import (HOG, SCX_VRQ, Results, Scheduler, Stats, dmesg_len, ejections, exits_logged, flag_default,
                      kernel_hz, kernel_log_problems, log, nr_cpus, probe_fields, runtime_ns, scx_exits, scx_ops,
                      scx_state, stalled_tasks, stop_all, wait_for, wait_started)
-from vrqtest.cgroup import (Hierarchy, cgroup_of, cpu_enabled_at_root, remove_tree, scx_cgroup_idle_supported,
+from vrqtest.cgroup import (CGROUP_ROOT, Hierarchy, cgroup_of, cpu_enabled_at_root, remove_tree, scx_cgroup_idle_supported,
                             scx_deadline_server)
 
 # A cgroup's CPU time relative to the first cgroup's, within this fraction of the weights' ratio.
@@ -318,9 +319,25 @@ def auto_choice(sched, stats):
     return chosen, line
 
 
+def stats_group_accounting():
+    """The running scx_vrq's group_accounting statistic ("" while none serves statistics)."""
+    try:
+        with Stats() as stats:
+            return stats.read().get("group_accounting", "")
+    except (OSError, RuntimeError):
+        return ""
+
+
+def set_root_cpu(on):
+    with open(f"{CGROUP_ROOT}/cgroup.subtree_control", "w") as f:
+        f.write("+cpu" if on else "-cpu")
+
+
 def auto_without_cpu(r):
     """Before the suite enables the cpu controller at the root: scx_vrq at its defaults accounts by
-    session (no cgroup's weight can differ there)."""
+    session (no cgroup's weight can differ there); the controller enabled at the root while it runs (as
+    systemd does when a unit with CPUWeight= starts after scx_vrq at boot), it reloads into cgroup, and
+    back into session once the controller is disabled again."""
     what = "auto/the defaults choose session where the root's subtree_control does not enable cpu"
     if cpu_enabled_at_root():
         return r.skip(what, "the cpu controller is already enabled at the root (systemd?), and the suite does not "
@@ -328,17 +345,32 @@ def auto_without_cpu(r):
     mark = dmesg_len()
     sched = None
     try:
-        sched = Scheduler(name="cgroup-vrq-auto-session").start()
+        sched = Scheduler(name="cgroup-vrq-auto").start()
         with Stats() as stats:
             chosen, line = auto_choice(sched, stats)
+        r.figure(f"cgroup auto, cpu controller not enabled at the root: statistics say {chosen!r}; log: {line!r}")
+        r.check(what, chosen == "session (auto)" and "session (auto: the cpu controller is not enabled" in line,
+                f"statistics group_accounting={chosen!r}; log: {line!r}")
+        for on, want in ((True, "cgroup (auto)"), (False, "session (auto)")):
+            t0 = time.monotonic()
+            set_root_cpu(on)
+            try:
+                seen = wait_for(lambda: stats_group_accounting() == want, 15, step=0.5)
+            finally:
+                if on and not seen:
+                    set_root_cpu(False)
+            r.check(f"auto/the cpu controller {'enabled' if on else 'disabled'} at the root while loaded: reloaded "
+                    f"as {want}", seen and sched.loaded(),
+                    f"statistics {stats_group_accounting()!r} after {time.monotonic() - t0:.1f} s; loaded "
+                    f"{sched.loaded()}; log: {sched.tail(3)}")
+            if not seen:
+                break
+        r.check("auto/no ejection while choosing", not ejections(mark), f"{ejections(mark)}")
     except (RuntimeError, OSError) as e:
-        return r.check(what, False, f"{type(e).__name__}: {e}")
+        r.check(what, False, f"{type(e).__name__}: {e}")
     finally:
         if sched is not None:
             sched.stop()
-    r.figure(f"cgroup auto, cpu controller not enabled at the root: statistics say {chosen!r}; log: {line!r}")
-    r.check(what, chosen == "session (auto)" and "session (auto: the cpu controller is not enabled" in line
-            and not ejections(mark), f"statistics group_accounting={chosen!r}; log: {line!r}")
 
 
 def case_default(run):
