@@ -285,7 +285,8 @@ def parser():
                         "in one session's scope and each background load (the build beside a probe, the "
                         "SCHED_IDLE burners) in a scope of its own (user.slice/user-0.slice/session-N.scope, "
                         "cpu controller on, weights 100), so that cgroup weights divide the CPU between them "
-                        "as they do on a desktop; for --group-accounting cgroup (vrq-group-cgroup)")
+                        "as they do on a desktop; there scx_vrq's default --group-accounting auto runs cgroup "
+                        "(as vrq-group-cgroup does anywhere), without it session")
     r.add_argument("--base-binary", metavar="PATH",
                    help="another build of scx_vrq (a change's base) to run as vrq-base, with the defaults, "
                         "interleaved with this build's vrq-llc in the same boot; bench/vs-baseline DIR judges "
