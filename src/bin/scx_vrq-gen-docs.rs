@@ -81,7 +81,7 @@ const MEASURED: &[(&str, &str)] = &[
     ),
     (
         "group-accounting",
-        "session against off: <docs/results/2026-11-26-group-hog/report.md> (the hog beside a build off 0.58x the defaults' rate), <docs/results/2026-11-26-mechanisms/report.md> (pipe 5.9% faster off); hackbench: <docs/results/2026-11-24-group-hackbench/report.md>; cgroup against session under systemd's layout: <docs/results/2026-11-26-cgroup-default-parallel/report.md> (builds level), <docs/results/2026-11-26-cgroup-default-instructions/report.md> (pipe 1.13x session's), <docs/results/2026-11-26-cgroup-alone/report.md> (hackbench level)",
+        "auto (cgroup there) against session under systemd's layout: <docs/results/2026-11-28-auto-weights/vs-base.md> (pipe 1.055x session's; reqlat's wake-up p99 level, request p99 0.986x); session against off: <docs/results/2026-11-26-group-hog/report.md> (the hog beside a build off 0.58x the defaults' rate), <docs/results/2026-11-26-mechanisms/report.md> (pipe 5.9% faster off); hackbench: <docs/results/2026-11-24-group-hackbench/report.md>; cgroup against session under systemd's layout: <docs/results/2026-11-26-cgroup-default-parallel/report.md> (builds level), <docs/results/2026-11-26-cgroup-default-instructions/report.md> (pipe 1.13x session's), <docs/results/2026-11-26-cgroup-alone/report.md> (hackbench level)",
     ),
 ];
 
