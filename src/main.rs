@@ -220,7 +220,7 @@ impl GroupMode {
     /// accounting off, so session stands in. Any cgroup2 mount shows the same root.
     fn resolve(self, mounts: &str, read: impl Fn(&str) -> std::io::Result<String>) -> (GroupMode, String) {
         if self != GroupMode::Auto {
-            return (self, format!("as given by --group-accounting {}", self.name()));
+            return (self, format!("set by --group-accounting {}", self.name()));
         }
         let Some(root) =
             mounts.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find(|f| f.len() > 2 && f[2] == "cgroup2")
