@@ -118,6 +118,17 @@ static __always_inline void count_weight(struct cgroup_node *node, bool active)
 	__sync_fetch_and_add(&parent->active_weight, (s64)(active ? node->weight : 0) - (s64)before);
 }
 
+/* The node of @cgrp in cgroup mode; NULL in the other modes (no cgroup state) or for an untracked one. */
+static __always_inline struct cgroup_node *tracked_node(struct cgroup *cgrp)
+{
+	u64 id;
+
+	if (group_accounting != VRQ_GROUP_CGROUP)
+		return NULL;
+	id = cgroup_id_of(cgrp);
+	return bpf_map_lookup_elem(&cgroup_nodes, &id);
+}
+
 /*
  * ops.cgroup_set_weight: cpu.weight written. Takes effect at each task's next renewal. The cgroup's
  * virtual time restarts at the furthest: what it was owed or owed others was counted at the old
@@ -125,13 +136,9 @@ static __always_inline void count_weight(struct cgroup_node *node, bool active)
  */
 void BPF_STRUCT_OPS(vrq_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 {
-	struct cgroup_node *node;
-	u64 id;
+	struct cgroup_node *node = tracked_node(cgrp);
 
-	if (group_accounting != VRQ_GROUP_CGROUP)
-		return;
-	id = cgroup_id_of(cgrp);
-	if (!(node = bpf_map_lookup_elem(&cgroup_nodes, &id)))
+	if (!node)
 		return;
 	node->weight = weight;
 	node->vtime = vtime_max;
@@ -142,13 +149,9 @@ void BPF_STRUCT_OPS(vrq_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 /* ops.cgroup_set_idle: cpu.idle written. Takes effect at each task's next renewal. */
 void BPF_STRUCT_OPS(vrq_cgroup_set_idle, struct cgroup *cgrp, bool idle)
 {
-	struct cgroup_node *node;
-	u64 id;
+	struct cgroup_node *node = tracked_node(cgrp);
 
-	if (group_accounting != VRQ_GROUP_CGROUP)
-		return;
-	id = cgroup_id_of(cgrp);
-	if ((node = bpf_map_lookup_elem(&cgroup_nodes, &id)))
+	if (node)
 		node->idle = idle;
 }
 
