@@ -222,8 +222,8 @@ pub struct Opts {
     /// not counted over for the latency waiters' sake, since its wakee was the waiter -- and its next
     /// run starts on a whole slice. A request worker that posts a result and is handed the next one
     /// starts it at once, on a whole turn, instead of a round later on what its last request left. What
-    /// hand-offs add stays within two slices per renewal of its deadline. Short runners are left to
-    /// the latency waiters' rules (--short-run-us).
+    /// hand-offs add is owed and comes out of its next slices; it keeps the turn only while it owes at
+    /// most four slices. Short runners are left to the latency waiters' rules (--short-run-us).
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub handoff_slice: bool,
 

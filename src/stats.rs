@@ -165,7 +165,7 @@ vrq_metrics! {
         short_run_renews = vrq_stat_VRQ_STAT_SHORT_RUN_RENEW, "shortrenew": "Short runners whose run ended with less slice left than their average run, the slice renewed so the next run is not cut off (--short-run-renew)",
         under_share = vrq_stat_VRQ_STAT_UNDER_SHARE, "undershare": "Wake-ups of tasks that had used less CPU than their share, placed first: a deadline two nice-0 offsets earlier than their own from now, one offset before now at nice 0 (--under-share-first)",
         handoff_slices = vrq_stat_VRQ_STAT_HANDOFF_SLICE, "handoff": "Long runners preempted by the task they woke whose place was kept and whose next run got a whole slice (--handoff-slice)",
-        handoff_repaid = vrq_stat_VRQ_STAT_HANDOFF_REPAID, "handoffrepaid": "Renewals whose deadline was pushed out by what hand-offs had added since the last one, times the tasks per CPU competing: the CPU taken ahead of its place paid back (--handoff-slice)",
+        slice_repaid = vrq_stat_VRQ_STAT_SLICE_REPAID, "slicerepaid": "Renewals whose new slice was cut by the CPU time the task ran beyond the slices given (a slice's overrun to the tick, --handoff-slice's top-ups): every task gets exactly the slices its deadlines give it",
         wake_credit = vrq_stat_VRQ_STAT_WAKE_CREDIT, "wakecredit": "Wake-ups with the deadline passed given a backdated one (--wake-credit)",
         sync_handoff = vrq_stat_VRQ_STAT_SYNC_HANDOFF, "synchandoff": "Sync wake-ups run on the waker's CPU (--sync-handoff)",
         sync_handoff_ended = vrq_stat_VRQ_STAT_SYNC_HANDOFF_ENDED, "syncended": "Sync hand-offs whose waker still ran at the next tick: its slice ended there so that the wakee, which no other CPU could take, runs (--sync-handoff)",

@@ -10,7 +10,9 @@
  * (so no wake-up credit and no under-share placement).
  *
  * It predicts the CPU shares the in-guest test measures (two hogs pinned to one CPU at different nice
- * levels, or a normal and a SCHED_IDLE hog), including the effect of seeing slice expiry only at ticks.
+ * levels, or a normal and a SCHED_IDLE hog), including the effect of seeing slice expiry only at ticks,
+ * and what repay_overrun does with it: the run on to the tick is owed, and taken out of the next slice
+ * (vrq_slice_payment, down to the default --min-slice-us).
  */
 #ifndef __VRQ_SIM_H
 #define __VRQ_SIM_H
@@ -19,12 +21,14 @@
 #include "../src/bpf/policy.h"
 
 #define SIM_MAX_TASKS 16
+#define SIM_MIN_SLICE_NS (250 * VRQ_NSEC_PER_USEC)	/* --min-slice-us's default */
 
 struct sim_task {
 	s32 nice;
 	u32 policy;
 	u64 deadline;
 	s64 time_slice;
+	u64 owed;	/* run beyond the slices given, not yet repaid (owed_ns) */
 	u64 runtime;	/* ns of CPU received */
 };
 
@@ -46,6 +50,7 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 	for (i = 0; i < n; i++) {
 		t[i].time_slice = (s64)slice_ns;
 		t[i].deadline = vrq_group_deadline(0, t[i].nice, clock_slice_ns, VRQ_GROUP_LOAD_ONE);
+		t[i].owed = 0;
 		t[i].runtime = 0;
 	}
 	while (now < duration_ns) {
@@ -57,8 +62,14 @@ static inline void sim_run_at_rate(struct sim_task *t, int n, u64 rr_ns, u64 tic
 		/* the task that ran is refreshed as refresh_deadline does for a requeued (not woken) task;
 		 * queued ones keep theirs */
 		if (cur >= 0 && vrq_should_renew(t[cur].time_slice, slice_ns, t[cur].deadline, clock, 0)) {
+			u64 paid;
+
+			t[cur].owed += t[cur].time_slice < 0 ? (u64)-t[cur].time_slice : 0;
 			t[cur].time_slice = (s64)slice_ns;
 			t[cur].deadline = vrq_group_deadline(clock, t[cur].nice, clock_slice_ns, VRQ_GROUP_LOAD_ONE);
+			paid = vrq_slice_payment(t[cur].owed, t[cur].time_slice, SIM_MIN_SLICE_NS);
+			t[cur].time_slice -= (s64)paid;
+			t[cur].owed -= paid;
 		}
 		for (i = 0; i < n; i++) {
 			u64 key = vrq_priodl(vrq_task_prio(t[i].policy, 0, 0), t[i].deadline);

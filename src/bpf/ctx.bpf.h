@@ -163,9 +163,10 @@ struct task_ctx {
 	 * Under-share wake-ups read the average too */
 	u64 run_ns;
 	u64 avg_run_ns;
-	/* --handoff-slice (policy.h: vrq_handoff_keeps_turn): the slice added at hand-offs since the deadline
-	 * was last renewed. stopping adds to it; renew_deadline zeroes it */
-	u64 handoff_added_ns;
+	/* CPU time run beyond the slices given and not yet repaid (policy.h: vrq_slice_payment): a slice's
+	 * overrun to the tick, and the top-ups of --handoff-slice (stopping adds them; vrq_handoff_keeps_turn
+	 * bounds them). repay_overrun takes it out of the slice of each renewal */
+	u64 owed_ns;
 	/* under-share wake-ups (policy.h: vrq_under_share): when it last fell asleep (0: awake), and the
 	 * average of its sleeps. stopping writes slept_at; runnable averages the sleep and clears it */
 	u64 slept_at;

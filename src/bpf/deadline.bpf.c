@@ -100,6 +100,30 @@ static __always_inline void renew_deadline(struct task_struct *p, struct task_ct
 		stat_inc(VRQ_STAT_DEPTH_STRETCHED);
 }
 
+/*
+ * At a renewal of @tctx's deadline (its new slice in time_slice; @old_slice what was left of the last
+ * one, negative by the run beyond it): what it owes comes out of the new slice, down to the shortest slice (vrq_slice_payment); the
+ * rest is owed on to the next renewal. A global function, walked once by the verifier: inlined into
+ * refresh_deadline, its branches multiplied with every caller's and the walk grew several times over.
+ * Returns 0.
+ */
+__noinline int repay_overrun(struct task_ctx *tctx __tctx, s64 old_slice)
+{
+	u64 paid;
+
+	if (old_slice < 0)
+		tctx->owed_ns += (u64)-old_slice;
+	if (!tctx->owed_ns)
+		return 0;
+	paid = vrq_slice_payment(tctx->owed_ns, tctx->time_slice, min_slice_ns);
+	if (paid) {
+		tctx->time_slice -= paid;
+		tctx->owed_ns -= paid;
+		stat_inc(VRQ_STAT_SLICE_REPAID);
+	}
+	return 0;
+}
+
 /* The deadline is kept, but the queue grew long: do not let a stale long remainder hold up the round. */
 static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
 {
@@ -123,9 +147,11 @@ __hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tct
 	rebase_deadline(tctx, q, niffies);
 	slice = task_slice(p, q, queued, rate, &slice_rule);
 	if (vrq_should_renew(tctx->time_slice, slice, tctx->deadline, niffies, woken)) {
+		s64 old_slice = tctx->time_slice;
+
 		count_slice_rule(slice, slice_rule);
 		renew_deadline(p, tctx, niffies, slice, rate, woken);
-		repay_handoffs(tctx, q, queued, slice);
+		repay_overrun(tctx, old_slice);
 	} else {
 		fit_slice(tctx, slice);
 	}

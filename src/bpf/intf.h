@@ -152,8 +152,8 @@ enum vrq_stat {
 					 * CPU: the kernel's sched_ext deadline server runs it (keep_served) */
 	VRQ_STAT_HANDOFF_SLICE,		/* long runners preempted by the task they woke, their turn kept and a
 					 * whole slice given for the next run (--handoff-slice) */
-	VRQ_STAT_HANDOFF_REPAID,	/* renewals whose deadline was pushed out to pay back what hand-offs had
-					 * added since the last one (--handoff-slice) */
+	VRQ_STAT_SLICE_REPAID,		/* renewals whose new slice was cut by what the task ran beyond the
+					 * slices given: an overrun to the tick, --handoff-slice's top-ups */
 	VRQ_STAT_STAYED_BEHIND_KTHREAD,	/* tasks preempted by a kernel thread bound to their CPU, nothing else
 					 * waiting: put back on that CPU behind it (--stay-behind-kthread) */
 	VRQ_STAT_VFORK_HANDOFF,		/* vfork children run on their parent's CPU, which the parent leaves

@@ -163,34 +163,6 @@ __noinline int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 n
 }
 
 /*
- * --handoff-slice, at a renewal of @tctx's deadline on queue @q (@queued waiting, @slice its new slice):
- * what hand-offs added to its slices since the last renewal, taken on its old place in the queue ahead
- * of the tasks renewed since, is paid back by a deadline that much further out (vrq_handoff_repayment:
- * the time added times the tasks per CPU it competes with, on its own offset's scale), and the count
- * starts again. A global function, walked once by the verifier, for the reason place_under_share is one:
- * inlined into refresh_deadline, its branches multiplied with its callers' and the verifier's walk grew
- * several times over. Returns 0; @tctx NULL does nothing.
- */
-__noinline int repay_handoffs(struct task_ctx *tctx, u32 q, u64 queued, u64 slice)
-{
-	u32 cpus = online_cpus_of_queue(q);
-	u64 others, repay;
-
-	if (!tctx || !tctx->handoff_added_ns)
-		return 0;
-	/* one running on each of the queue's CPUs, and the queued ones shared among them */
-	others = (queued + cpus - 1) / cpus + 1;
-	repay = vrq_handoff_repayment(tctx->handoff_added_ns, others, tctx->offset,
-				      vrq_nice0_offset(vrq_clock_slice(slice, rr_interval_ns, clock_rate)));
-	tctx->handoff_added_ns = 0;	/* --handoff-slice may add a slice again */
-	if (repay) {
-		tctx->deadline += repay;
-		stat_inc(VRQ_STAT_HANDOFF_REPAID);
-	}
-	return 0;
-}
-
-/*
  * Target latency, for a woken task that waits and preempted nobody: the longest turn under way on the
  * CPUs it may use ends now if it has lasted the turn at the rate the latency waiters set -- what it
  * would have been given, had it begun while they waited. The kick makes its task compete again in

@@ -240,7 +240,7 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		u64 added = handoff_slice && runnable ? vrq_slice_top_up(tctx->time_slice, rr_interval_ns) : 0;
 		bool handoff = handoff_slice && runnable && cctx &&
 			       vrq_handoff_keeps_turn(handoff_slice, cctx->waker_preempted,
-						      tctx->handoff_added_ns + added, rr_interval_ns,
+						      tctx->owed_ns + added, rr_interval_ns,
 						      tctx->avg_run_ns, tctx->run_ns, short_run_ns);
 
 		if (runnable && !handoff)
@@ -248,7 +248,7 @@ void BPF_STRUCT_OPS(vrq_stopping, struct task_struct *p, bool runnable)
 		end_run(tctx, cpu, runnable);
 		if (handoff) {
 			tctx->time_slice = rr_interval_ns;
-			tctx->handoff_added_ns += added;
+			tctx->owed_ns += added;
 			stat_inc(VRQ_STAT_HANDOFF_SLICE);
 		}
 		lat_turn_ends(p, tctx, now, runnable);

@@ -649,17 +649,17 @@ static __always_inline int vrq_latency_waiter(int woken, int short_runner)
  * result, the message thread it woke preempts it and hands it the next request) then starts the next
  * request at once and on a whole turn: not a round later (its turn counted over, a new deadline behind
  * every worker queued since), nor on the remainder the last request left, which splits a request over
- * one turn more. The bound: what hand-offs add between two renewals of its deadline (@added_ns, this
- * one's top-up included) stays within VRQ_HANDOFF_MAX_SLICES slices (@slice_ns each), so a task gets at
- * most that far ahead of its place per renewal, whatever its runs -- without it, a task handing off every
- * millisecond (every task is a long runner with --short-run-us 0) would never spend a slice, never be
- * renewed, and keep its CPU. Two, not one: held to one slice, or to one hand-off per renewal, the second
- * of two hand-offs close together went by and the worker waited a round -- most likely reqlat's worker
- * at a request's end, waking a waiter on its results lock and then its message thread, the first
- * topped up by a whole slice after its slice ran out (inferred, not traced): the worker then waited a
- * round again.
+ * one turn more. The bound: what the task owes and has not yet repaid (@added_ns, this one's top-up
+ * included; vrq_slice_payment repays it from the next slices) stays within VRQ_HANDOFF_MAX_SLICES
+ * slices (@slice_ns each), so a task is never more than that far ahead of its share, whatever its runs
+ * -- without it, a task handing off every millisecond (every task is a long runner with --short-run-us
+ * 0) would never spend a slice, never be renewed, and keep its CPU. Four: a debt is paid only at
+ * renewals, at most a slice each, while a worker that hands off at every request's end adds up to a
+ * slice and a tick each time, and two hand-offs close together (a waiter on its results lock, then
+ * its message thread) add two at once; held to two slices, a worker still paying for the last
+ * requests met the bound at the next and waited a round for a request it had been handed.
  */
-#define VRQ_HANDOFF_MAX_SLICES 2
+#define VRQ_HANDOFF_MAX_SLICES 4
 
 static __always_inline int vrq_handoff_keeps_turn(int enabled, int by_wakee, u64 added_ns, u64 slice_ns, u64 avg_ns,
 						  u64 run_ns, u64 limit_ns)
@@ -669,33 +669,25 @@ static __always_inline int vrq_handoff_keeps_turn(int enabled, int by_wakee, u64
 }
 
 /*
- * --handoff-slice's repayment: what the hand-offs added between two renewals (@added_ns of CPU time taken
- * on the task's old place in its queue, ahead of the tasks renewed since) is paid back at the next
- * renewal, by a deadline that much further out. A slice taken ahead of its place is a round of its queue
- * taken from the others: @others turns (the tasks per CPU it competes with, as vrq_under_share counts
- * them) of that CPU time. On the deadline's scale that is @added_ns x @others, stretched as the task's
- * own offset is over the nice-0 one (@offset_ns / @base_offset_ns: nice and group accounting), so that a
- * task owes back what it took in its own currency. So a hand-off moves when a task's CPU time comes,
- * never how much of it: over its own deadline period plus the next, a task that hands off gets its
- * share, and what it is ahead meanwhile stays within the top-up bound (VRQ_HANDOFF_MAX_SLICES). At most
- * VRQ_STRETCH_MAX_NS, like every other stretch of an offset.
+ * A slice is CPU time, and what a task runs beyond the slices it is given it owes (@owed_ns): the part
+ * of a slice's end that runs on to the tick (sched_ext ends an ordinary slice on the tick after it runs
+ * out, HZ=250: up to 4 ms), and what --handoff-slice's top-ups add (CPU time run on the task's old place
+ * in its queue, ahead of the tasks renewed since). At each renewal it comes out of the new slice
+ * (@slice_ns), which keeps at least @floor_ns; what one slice cannot pay is owed on to the next renewal.
+ * So every task's CPU time is the slices its deadlines give it, exactly, over any run of turns: a
+ * hand-off moves when a task's CPU time comes, never how much of it -- whatever the others' affinity,
+ * the task's nice or group weight, or the queues' clock rate, which a repayment in deadline time would
+ * have to estimate -- and it is never more than it owes ahead (at most VRQ_HANDOFF_MAX_SLICES slices
+ * and a tick). Returns the part paid now.
  */
-static __always_inline u64 vrq_handoff_repayment(u64 added_ns, u64 others, u64 offset_ns, u64 base_offset_ns)
+static __always_inline u64 vrq_slice_payment(u64 owed_ns, s64 slice_ns, u64 floor_ns)
 {
-	u64 debt;
+	u64 room;
 
-	if (!added_ns || !others || !base_offset_ns)
+	if (slice_ns <= (s64)floor_ns)
 		return 0;
-	if (others > VRQ_RATE_RUNNABLE_MAX)
-		others = VRQ_RATE_RUNNABLE_MAX;
-	if (added_ns > VRQ_STRETCH_MAX_NS)
-		added_ns = VRQ_STRETCH_MAX_NS;
-	debt = added_ns * others;
-	if (debt > VRQ_STRETCH_MAX_NS)
-		debt = VRQ_STRETCH_MAX_NS;
-	/* the offset's stretch; a stretch below nice 0's (nice < 0) shortens the debt likewise */
-	debt = debt / base_offset_ns * offset_ns + debt % base_offset_ns * offset_ns / base_offset_ns;
-	return debt > VRQ_STRETCH_MAX_NS ? VRQ_STRETCH_MAX_NS : debt;
+	room = (u64)slice_ns - floor_ns;
+	return owed_ns < room ? owed_ns : room;
 }
 
 /*
@@ -720,12 +712,15 @@ static __always_inline u64 vrq_idle_wait_ns(u64 now, u64 wait_since, u64 idle_si
 	return now - from;
 }
 
-/* What topping a slice with @left_ns left (negative: overrun) up to @slice_ns adds: at most the slice. */
+/*
+ * What topping a slice with @left_ns left up to @slice_ns adds: the CPU time the task then runs beyond
+ * the slices given (vrq_slice_payment) -- with the slice overrun (@left_ns negative), the overrun too.
+ */
 static __always_inline u64 vrq_slice_top_up(s64 left_ns, u64 slice_ns)
 {
-	if (left_ns <= 0)
-		return slice_ns;
-	return (u64)left_ns >= slice_ns ? 0 : slice_ns - (u64)left_ns;
+	if (left_ns >= (s64)slice_ns)
+		return 0;
+	return slice_ns - left_ns;
 }
 
 /*

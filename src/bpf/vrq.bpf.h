@@ -142,7 +142,6 @@ int clock_update(u64 now);
 int count_latency_waiter(struct task_ctx *tctx __tctx, u64 enq_flags);
 int uncount_latency_waiter(struct task_ctx *tctx __tctx);
 int place_under_share(struct task_ctx *tctx, u32 q, u64 queued, u64 niffies, u64 slice);
-int repay_handoffs(struct task_ctx *tctx, u32 q, u64 queued, u64 slice);
 int end_longest_turn(s32 longest_cpu, u64 longest_since);
 u64 turn_rate(void);
 bool end_turn_if_over(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u64 now);

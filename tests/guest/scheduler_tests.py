@@ -444,9 +444,9 @@ def test_handoff_slice(r, secs):
         stats.read()
         ratio, times = handoff_service(cpu, secs)
         counted = stats.read()
-    handoffs, repaid = counted.get("handoff_slices", 0), counted.get("handoff_repaid", 0)
+    handoffs, repaid = counted.get("handoff_slices", 0), counted.get("slice_repaid", 0)
     detail = (f"spinner {ratio:.3f}x the hogs' mean, CPU ms {[round(t / 1e6) for t in times]}, "
-              f"handoff_slices {handoffs}, handoff_repaid {repaid}")
+              f"handoff_slices {handoffs}, slice_repaid {repaid}")
     r.check(f"handoff-slice/a task that hands off every {HANDOFF_RUN_US // 1000} ms of CPU gets its share beside "
             f"{HANDOFF_HOGS} hogs on CPU {cpu}: within {HANDOFF_SHARE_TOLERANCE:.0%} (the hand-offs repaid)",
             handoffs > 0 and abs(ratio - 1) <= HANDOFF_SHARE_TOLERANCE, detail)
