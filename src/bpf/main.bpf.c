@@ -368,9 +368,28 @@ void BPF_STRUCT_OPS(vrq_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 	cpu_reacquired(cpu);
 }
 
+/*
+ * The loader's wake-up when the scheduler ends: sched_ext records why in the exit info (uei, BPF memory)
+ * and tells user space nothing, so ops.exit also puts one record here, and the ring buffer's fd, which
+ * the loader polls, turns readable (src/main.rs: Watcher). The loader never consumes it: the fd stays
+ * readable, and the record is all it says.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} exit_notify SEC(".maps");
+
 void BPF_STRUCT_OPS(vrq_exit, struct scx_exit_info *ei)
 {
+	u64 *note;
+
 	UEI_RECORD(uei, ei);
+	/* after the record above, so that the loader woken by this finds it */
+	note = bpf_ringbuf_reserve(&exit_notify, sizeof(*note), 0);
+	if (note) {
+		*note = 1;
+		bpf_ringbuf_submit(note, BPF_RB_FORCE_WAKEUP);
+	}
 }
 
 SCX_OPS_DEFINE(vrq_ops,
