@@ -304,7 +304,7 @@ pub struct Opts {
     /// each class of task, not the one line per interval (queue depth, dispatches and wake-up
     /// preemptions per second, wake-up wait p50/p99 of normal tasks, SCHED_IDLE tasks run by the
     /// bound, kernel-thread wake-ups).
-    #[arg(long, help_heading = STATISTICS)]
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = STATISTICS)]
     pub stats_full: bool,
 
     /// Size of the debug dump printed when the scheduler exits with an error (0 = kernel default).
@@ -312,7 +312,7 @@ pub struct Opts {
     pub exit_dump_len: u32,
 
     /// Verbose output, libbpf's included.
-    #[arg(short = 'v', long)]
+    #[arg(short = 'v', long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
     pub verbose: bool,
 
     /// Print the version and exit.
@@ -366,20 +366,41 @@ where
 /// The command line as scx_vrq parses it, and as its man page, completions and README tables show it:
 /// the derived definition with the conventions every flag of a kind shares applied here, once, so a
 /// knob added later follows them too.
-/// - On/off knobs (bool, `ArgAction::Set`) take `--sticky`, `--sticky=false` and `--sticky false`.
-///   The sched_ext project's schedulers turn a feature on by the flag alone (`--local-kthreads`),
-///   and scx_layered's on/off options that can go either way take `--flag[=true|false]`
-///   (`num_args = 0..=1`, true when no value is given); both forms work here, for every knob, and the
-///   value as a separate word stays accepted for the scripts and unit files that pass it so.
+/// - On/off flags (bool, `ArgAction::Set`: the knobs, --stats-full, --verbose, libbpf's
+///   --relaxed-maps) take `--sticky`, `--sticky=false` and `--sticky false`. The sched_ext project's
+///   schedulers turn a feature on by the flag alone (`--local-kthreads`) and one that is on by default
+///   off by a flag of its own (`--no-preemption`), and scx_layered's on/off options that can go either
+///   way take `--flag[=true|false]` (`num_args = 0..=1`, true when no value is given); here every
+///   on/off flag takes the flag alone and `=true|false`, and the value as a separate word stays
+///   accepted for the scripts and unit files that pass it so. `--no-sticky` is refused, its message
+///   naming `--sticky=false` (parse_error_hint). --version and --help-stats are commands, not
+///   settings: the flag alone.
 /// - Negative numbers reach the value parsers, which refuse them by their range (u64_in), instead of
 ///   being taken for unknown flags.
 pub fn command() -> clap::Command {
-    Opts::command().allow_negative_numbers(true).mut_args(|a| {
-        let on_off = matches!(a.get_action(), clap::ArgAction::Set)
-            && a.get_value_parser().type_id() == clap::builder::ValueParser::bool().type_id()
-            && a.get_help_heading().is_some_and(|h| KNOB_HEADINGS.contains(&h));
-        if on_off { a.num_args(0..=1).default_missing_value("true") } else { a }
-    })
+    Opts::command()
+        .allow_negative_numbers(true)
+        .mut_args(|a| if is_on_off(&a) { a.num_args(0..=1).default_missing_value("true") } else { a })
+}
+
+/// An on/off flag: one bool value, set by the command line (not a command such as --version).
+pub fn is_on_off(a: &clap::Arg) -> bool {
+    matches!(a.get_action(), clap::ArgAction::Set)
+        && a.get_value_parser().type_id() == clap::builder::ValueParser::bool().type_id()
+}
+
+/// For `--no-FLAG`, FLAG an on/off flag: the line that says how to turn it off, which clap's message
+/// (the nearest flag's name) does not.
+pub fn parse_error_hint(e: &clap::Error) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(clap::error::ContextValue::String(given)) = e.get(clap::error::ContextKind::InvalidArg) else {
+        return None;
+    };
+    let flag = given.split('=').next()?.strip_prefix("--no-")?;
+    command().get_arguments().find(|a| a.get_long() == Some(flag) && is_on_off(a))?;
+    Some(format!("to turn --{flag} off: --{flag}=false"))
 }
 
 /// A u64 flag's parser with its range: parsed as i64 first, so a negative number is refused by the

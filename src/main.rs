@@ -524,7 +524,7 @@ impl<'a> Scheduler<'a> {
             let struct_ops = Some(scx_ops_attach!(skel, vrq_ops)?);
             (skel, struct_ops)
         };
-        let stats_server = StatsServer::new(stats::server_data()).launch()?;
+        let stats_server = stats::launch_server(std::path::Path::new(stats::STATS_SOCKET))?;
         info!("scheduler attached (sched_ext ops \"vrq\")");
 
         Ok(Self { skel, struct_ops, opts, group_accounting, regroup: None, stats_server })
@@ -736,12 +736,16 @@ fn parse_opts() -> Opts {
     }
 }
 
-/// clap's message for a bad command line, its first line naming the problem after "scx_vrq: ".
+/// clap's message for a bad command line, its first line naming the problem after "scx_vrq: ", then
+/// for `--no-FLAG` how to turn FLAG off (cli::parse_error_hint).
 fn parse_error_message(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
     let body = rendered.trim_start_matches(|c: char| c.is_whitespace());
     let body = body.strip_prefix("error: ").unwrap_or(body).trim_end();
-    format!("{SCHEDULER_NAME}: {body}\n")
+    match cli::parse_error_hint(e) {
+        Some(hint) => format!("{SCHEDULER_NAME}: {body}\n\n{SCHEDULER_NAME}: {hint}\n"),
+        None => format!("{SCHEDULER_NAME}: {body}\n"),
+    }
 }
 
 fn run(opts: &Opts) -> Result<()> {
@@ -930,44 +934,67 @@ mod tests {
         }
     }
 
-    /// Every on/off knob takes the three forms, and refuses anything but true and false.
+    /// Every on/off flag -- the knobs and the others -- takes the three forms, and refuses anything but
+    /// true and false; no other flag is a bare switch but the commands --version and --help-stats.
     #[test]
-    fn on_off_knobs_take_one_style() {
-        let on_off: Vec<String> = cli::knob_args()
-            .iter()
-            .filter(|a| a.get_value_parser().type_id() == clap::builder::ValueParser::bool().type_id())
-            .map(|a| a.get_long().unwrap().to_string())
+    fn on_off_flags_take_one_style() {
+        let cmd = cli::command();
+        let on_off: Vec<(String, String)> = cmd
+            .get_arguments()
+            .filter(|a| cli::is_on_off(a))
+            .map(|a| (a.get_id().to_string(), a.get_long().unwrap().to_string()))
             .collect();
-        for flag in ["sticky", "fork-depth-penalty", "short-run-renew", "stay-behind-kthread"] {
-            assert!(on_off.iter().any(|f| f == flag), "--{flag} is not an on/off knob");
+        for flag in [
+            "sticky",
+            "fork-depth-penalty",
+            "short-run-renew",
+            "stay-behind-kthread",
+            "stats-full",
+            "verbose",
+            "relaxed-maps",
+        ] {
+            assert!(on_off.iter().any(|(_, f)| f == flag), "--{flag} is not an on/off flag");
         }
-        let value = |o: &Opts, flag: &str| {
-            o.knob_summary
-                .split_whitespace()
-                .find_map(|kv| kv.strip_prefix(&format!("{flag}=")).map(str::to_string))
-                .unwrap()
-        };
-        for flag in &on_off {
+        let switches: Vec<&str> = cmd
+            .get_arguments()
+            .filter(|a| matches!(a.get_action(), clap::ArgAction::SetTrue | clap::ArgAction::SetFalse))
+            .filter_map(|a| a.get_long())
+            .collect();
+        assert_eq!(switches, ["version", "help-stats"], "bare switches that are not commands");
+        for (id, flag) in &on_off {
             let f = format!("--{flag}");
+            let value = |argv: &[&str]| {
+                let m = cmd.clone().try_get_matches_from(std::iter::once("scx_vrq").chain(argv.iter().copied()));
+                m.map(|m| m.get_one::<bool>(id).copied())
+            };
             for (args, want) in [
-                (vec![f.clone()], "true"),
-                (vec![format!("{f}=true")], "true"),
-                (vec![format!("{f}=false")], "false"),
-                (vec![f.clone(), "true".into()], "true"),
-                (vec![f.clone(), "false".into()], "false"),
+                (vec![f.clone()], true),
+                (vec![format!("{f}=true")], true),
+                (vec![format!("{f}=false")], false),
+                (vec![f.clone(), "true".into()], true),
+                (vec![f.clone(), "false".into()], false),
                 // alone before another flag: true, and the next flag is still a flag
-                (vec![f.clone(), "--queue".into(), "cpu".into()], "true"),
+                (vec![f.clone(), "--queue".into(), "cpu".into()], true),
             ] {
                 let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-                let o = parse(&argv).unwrap_or_else(|e| panic!("{argv:?} refused: {e}"));
-                assert_eq!(value(&o, flag), want, "{argv:?}");
+                assert!(parse(&argv).is_ok(), "{argv:?} refused");
+                let got = value(&argv).unwrap_or_else(|e| panic!("{argv:?} refused: {e}"));
+                assert_eq!(got, Some(want), "{argv:?}");
             }
             for bad in ["yes", "1", "on", ""] {
                 let arg = format!("{f}={bad}");
                 assert!(parse(&[&arg]).is_err(), "{arg} was accepted");
             }
             assert!(parse(&[&f, "maybe"]).is_err(), "{f} maybe was accepted");
+            // --no-FLAG: refused, the message saying how to turn it off
+            let no = format!("--no-{flag}");
+            let msg = parse_error_message(&parse(&[&no]).expect_err(&format!("{no} was accepted")));
+            assert!(msg.starts_with(&format!("scx_vrq: unexpected argument '{no}'")), "{msg}");
+            assert!(msg.ends_with(&format!("\nscx_vrq: to turn {f} off: {f}=false\n")), "{msg}");
         }
+        // the hint is for on/off flags only
+        let msg = parse_error_message(&parse(&["--no-queue"]).unwrap_err());
+        assert!(!msg.contains("to turn"), "{msg}");
     }
 
     /// A negative number is refused by the flag's range, naming the flag, not taken for a flag.
@@ -1083,6 +1110,11 @@ mod tests {
         let watches = vec![Watch::Once(exit_rx), inotify_modify(file.to_str().unwrap()).unwrap()];
         let watcher = Watcher::start(watches, events.clone()).unwrap();
         let looks = || events.lock().looks;
+        // one write(2), as systemd writes "+cpu" (std::fs::write would truncate first: a second event)
+        let write = |text: &str| {
+            use std::io::Write;
+            std::fs::OpenOptions::new().write(true).open(&file).unwrap().write_all(text.as_bytes()).unwrap()
+        };
         let wait_for = |n: u64| {
             let guard = events.lock();
             let (guard, _) = events.changed.wait_timeout_while(guard, Duration::from_secs(5), |s| s.looks < n).unwrap();
@@ -1090,13 +1122,13 @@ mod tests {
         };
         std::thread::sleep(Duration::from_millis(200));
         assert_eq!(looks(), 0, "a look with nothing changed");
-        std::fs::write(&file, "+cpu\n").unwrap();
+        write("+cpu\n");
         assert_eq!(wait_for(1), 1, "a write to the watched file");
         assert_eq!(unsafe { libc::write(exit_tx.as_raw_fd(), b"x".as_ptr().cast(), 1) }, 1);
         assert_eq!(wait_for(2), 2, "the exit");
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(looks(), 2, "the exit, still readable, reported again");
-        std::fs::write(&file, "-cpu\n").unwrap();
+        write("-cpu\n");
         assert_eq!(wait_for(3), 3, "a second write");
         let t = std::time::Instant::now();
         drop(watcher);
@@ -1171,6 +1203,8 @@ mod tests {
             &["--sticky", "yes"],
             &["--sticky=1"],
             &["--fork-depth-penalty=yes"],
+            &["--stats-full=yes"],
+            &["-v", "2"],
             &["--rr-interval-ms", "-1"],
             &["--exit-dump-len", "-1"],
             &["--profile", "server"],

@@ -301,6 +301,31 @@ impl Metrics {
     }
 }
 
+/// Serve the statistics at `path`: scx_stats' server, with the socket and its folder root's alone
+/// whatever the umask -- they tell what runs on the machine, and the server itself sets no mode.
+/// Folders missing on the way are made 0700; the socket's own folder (this scheduler's: an earlier
+/// run, under another umask, may have left it) is set to 0700 before the socket is bound in it, and
+/// the socket to 0600 once bound. A folder above it that exists already keeps its mode (/run/scx is
+/// shared by the sched_ext project's schedulers; the unit's RuntimeDirectoryMode sets it).
+pub fn launch_server(path: &Path) -> Result<StatsServer<(), Metrics>> {
+    use std::os::unix::fs::DirBuilderExt;
+    use std::os::unix::fs::PermissionsExt;
+    let private = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("setting the mode of {} to {mode:o}", p.display()))
+    };
+    let dir = path.parent().context("the statistics socket's path has no folder")?;
+    let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
+    for d in missing.iter().rev() {
+        std::fs::DirBuilder::new().mode(0o700).create(d).with_context(|| format!("creating {}", d.display()))?;
+        private(d, 0o700)?;
+    }
+    private(dir, 0o700)?;
+    let server = StatsServer::new(server_data()).set_path(path).launch()?;
+    private(path, 0o600)?;
+    Ok(server)
+}
+
 pub fn server_data() -> StatsServerData<(), Metrics> {
     let open: Box<dyn StatsOpener<(), Metrics>> = Box::new(move |(req_ch, res_ch)| {
         req_ch.send(())?;
@@ -558,6 +583,34 @@ mod tests {
         ] {
             assert_eq!(not_there_yet(&anyhow::Error::new(std::io::Error::from(kind))), wait, "{kind:?}");
         }
+    }
+
+    /// The socket 0600 in a folder 0700, made so or set so whatever was there; a folder above that
+    /// existed keeps its mode.
+    #[test]
+    fn the_socket_and_its_folder_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let base = std::env::temp_dir().join(format!("vrq-socket-test-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // nothing there yet: both folders made
+        let path = base.join("scx/root/stats");
+        let server = launch_server(&path).unwrap();
+        assert_eq!(
+            (mode(&base), mode(&base.join("scx")), mode(&base.join("scx/root")), mode(&path)),
+            (0o755, 0o700, 0o700, 0o600)
+        );
+        drop(server);
+        // a folder left open by an earlier run: closed again; the one above keeps its mode
+        std::fs::set_permissions(base.join("scx"), std::fs::Permissions::from_mode(0o711)).unwrap();
+        std::fs::set_permissions(base.join("scx/root"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let server = launch_server(&path).unwrap();
+        assert_eq!((mode(&base.join("scx")), mode(&base.join("scx/root")), mode(&path)), (0o711, 0o700, 0o600));
+        drop(server);
+        // a path whose folder cannot be made: an error, not a server elsewhere
+        assert!(launch_server(Path::new("/proc/self/stat/root/stats")).is_err());
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]
