@@ -9,7 +9,7 @@
 # generator's; scx_vrq.service passes `systemd-analyze verify` in a root laid out as the package lays
 # it out (binary, defaults file, man page present), with no warning at all, conflicts with the
 # sched_ext project's units and keeps the statistics socket root's; the binary names its commit in
-# --version and gives clap's whole message for a bad flag.
+# --version and gives clap's whole message for a bad flag (and for --no-FLAG, how to turn FLAG off).
 # With --deb (tools/package --test gives it): the same verify on the unit inside the .deb, then
 # tests/guest/package_tests.py in the VM: dpkg -i into the guest's throw-away root, the installed
 # scheduler loads under the unit's settings and unloads, docs work, remove and purge. Afterwards
@@ -138,6 +138,10 @@ bad_flag "a negative number is refused by the flag's range" \
     "scx_vrq: invalid value '-1' for '--rr-interval-ms <MS>': -1 is not in 1..=1000" "try '--help'" --rr-interval-ms -1
 bad_flag "an on/off knob takes true or false only" "scx_vrq: invalid value 'yes' for '--sticky [<BOOL>]'" \
     "[possible values: true, false]" --sticky=yes
+bad_flag "--no-FLAG is refused, saying how to turn FLAG off" "scx_vrq: unexpected argument '--no-sticky' found" \
+    "scx_vrq: to turn --sticky off: --sticky=false" --no-sticky
+bad_flag "every on/off flag takes one style, --stats-full too" "scx_vrq: invalid value 'yes' for '--stats-full [<BOOL>]'" \
+    "[possible values: true, false]" --stats-full=yes
 
 if [ -n "$deb" ]; then
     droot=$work/deb-root

@@ -199,8 +199,9 @@ a bad flag: what is wrong, the valid values or the nearest flag's name, and the 
 the systemd unit: \fBsystemctl enable \-\-now scx_vrq\fR.
 .TP
 \fI/var/run/scx/root/stats\fR
-the statistics socket that \fB\-\-monitor\fR reads; under \fBscx_vrq.service\fR only root can
-(the unit's \fBUMask=0077\fR, \fI/run/scx\fR mode 0700).
+the statistics socket that \fB\-\-monitor\fR reads; only root can: the loader makes the socket 0600
+and its folder 0700 whatever the umask (and \fBscx_vrq.service\fR sets \fBUMask=0077\fR, \fI/run/scx\fR
+mode 0700).
 .TP
 \fI/sys/kernel/sched_ext/state\fR, \fI/sys/kernel/sched_ext/root/ops\fR
 whether a sched_ext scheduler is enabled, and which.

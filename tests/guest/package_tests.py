@@ -4,10 +4,10 @@ throw-away root; the installed /usr/bin/scx_vrq, started the way scx_vrq.service
 EnvironmentFile, its ExecStart, its capability bounding set, no new privileges, a read-only system
 but /run/scx), loads, schedules a few seconds with the flags from /etc/default/scx_vrq, and unloads
 on SIGTERM as systemd stops it; it uses no socket family, W+X mapping or real-time policy the unit
-forbids; under the unit's UMask and RuntimeDirectoryMode its statistics are root's alone, --monitor
-names the running build first and, run by another user, fails; at rest the loader wakes only for
-its once-a-second exit check; the installed man page renders, the bash completion completes; removal
-keeps the conffile, purge removes it.
+forbids; its statistics are root's alone whatever the umask (the loader sets the socket's folder and
+mode), --monitor names the running build first and, run by another user, fails; at rest the loader
+does not wake at all, and an ejection ends it at once (ops.exit wakes it); the installed man page
+renders, the bash completion completes; removal keeps the conffile, purge removes it.
 
 Usage (as root on a sched_ext kernel, inside tools/vm/vm-run: it changes the root file system):
     tests/guest/package_tests.py DEB
@@ -268,15 +268,17 @@ def first_line(proc, timeout):
 
 
 def test_loader(r, idle_secs=6):
-    """The installed loader as the unit runs it, without the sandbox's tracer (which would stop it at
-    every system call): its statistics socket under the unit's UMask and RuntimeDirectoryMode, its
-    wake-ups at rest, and --monitor beside it, as root and as another user."""
-    names = ["the statistics socket and its folders are root's alone (the unit's UMask, RuntimeDirectoryMode)",
-             f"at rest the loader wakes about once a second, for the exit check ({idle_secs} s)",
+    """The installed loader, without the sandbox's tracer (which would stop it at every system call),
+    in the unit's runtime directory but under umask 000 and with its statistics folder left open
+    (0777) by an earlier run: the socket's modes are the loader's own; its wake-ups at rest; --monitor
+    beside it, as root and as another user; then loaded again and ejected by the kernel (sysrq-S)."""
+    names = ["the statistics socket 0600 in a folder 0700, set by the loader (umask 000, the folder left 0777)",
+             f"at rest the loader does not wake ({idle_secs} s)",
              "--monitor first names the running build, as --version does",
              "--monitor stops at once on SIGINT, status 0",
              "--monitor as a user who may not read the statistics exits 1, saying why",
-             "the loader unloads on SIGINT, status 0"]
+             "the loader unloads on SIGINT, status 0",
+             "an ejection (sysrq-S) ends the loader within a second, status 1, naming it"]
     settings = unit_settings()
     umask, dir_mode = settings.get("UMask"), settings.get("RuntimeDirectoryMode")
     if umask is None or dir_mode is None:
@@ -287,8 +289,11 @@ def test_loader(r, idle_secs=6):
     runtime = "/run/" + settings["RuntimeDirectory"]
     os.makedirs(runtime, exist_ok=True)  # what systemd does for RuntimeDirectory=, with its mode
     os.chmod(runtime, int(dir_mode, 8))
+    folder = os.path.dirname(STATS_SOCK)
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o777)
     logf = open(os.path.join(OUT, "package-loader.log"), "w")
-    proc = subprocess.Popen(["sh", "-c", f"umask {umask} && exec /usr/bin/scx_vrq"], stdout=logf,
+    proc = subprocess.Popen(["sh", "-c", "umask 000 && exec /usr/bin/scx_vrq"], stdout=logf,
                             stderr=subprocess.STDOUT)
     loaded = wait_for(lambda: (scx_state() == "enabled" and stats_ready()) or proc.poll() is not None, load_bound())
     if not loaded or proc.poll() is not None:
@@ -297,15 +302,17 @@ def test_loader(r, idle_secs=6):
             r.skip(name, "the scheduler did not load")
         stop_all([proc])
         return
-    paths = [runtime, os.path.dirname(STATS_SOCK), STATS_SOCK]
-    modes = {p: oct(os.stat(p).st_mode & 0o777) for p in paths}
-    r.check(names[0], all(os.stat(p).st_mode & 0o077 == 0 for p in paths), f"{modes}")
+    paths = [runtime, folder, STATS_SOCK]
+    modes = {p: os.stat(os.path.realpath(p)).st_mode & 0o777 for p in paths}
+    r.check(names[0], modes == {runtime: int(dir_mode, 8), folder: 0o700, STATS_SOCK: 0o600},
+            f"{ {p: oct(m) for p, m in modes.items()} }")
 
     time.sleep(1)  # past stats_ready()'s connection
     before = context_switches(proc.pid)
     time.sleep(idle_secs)
     woke = context_switches(proc.pid) - before
-    r.check(names[1], woke <= 2 * idle_secs, f"{woke} context switches in {idle_secs} s")
+    # a loader that looked for the exit once a second, as it once did, switched idle_secs times or more
+    r.check(names[1], woke <= 1, f"{woke} context switches in {idle_secs} s")
 
     version = sh(["/usr/bin/scx_vrq", "--version"]).stdout.strip()
     mon = subprocess.Popen(["/usr/bin/scx_vrq", "--monitor", "0.5"], stdout=subprocess.PIPE,
@@ -338,6 +345,28 @@ def test_loader(r, idle_secs=6):
         rc = proc.wait()
     logf.close()
     r.check(names[5], rc == 0 and wait_for(lambda: scx_state() == "disabled", 10), f"rc={rc} state={scx_state()}")
+
+    log_path = os.path.join(OUT, "package-loader-ejected.log")
+    with open(log_path, "w") as logf:
+        proc = subprocess.Popen(["/usr/bin/scx_vrq"], stdout=logf, stderr=subprocess.STDOUT)
+        if not wait_for(lambda: (scx_state() == "enabled" and stats_ready()) or proc.poll() is not None,
+                        load_bound()) or proc.poll() is not None:
+            stop_all([proc])
+            return r.check(names[6], False, f"it did not load again: exit={proc.poll()} state={scx_state()}")
+        time.sleep(1)
+        with open("/proc/sysrq-trigger", "w") as f:
+            f.write("S")
+        t0 = time.monotonic()
+        try:
+            rc = proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+        took = time.monotonic() - t0
+    with open(log_path) as f:
+        tail = f.read()[-400:]
+    r.check(names[6], rc == 1 and took < 1 and "disabled by sysrq-S" in tail,
+            f"rc={rc} after {took:.2f} s: {tail!r}")
 
 
 def test_remove(r):
