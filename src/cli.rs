@@ -115,7 +115,7 @@ impl QueueMode {
 /// earlier. SCHED_IDLE tasks run only when no normal task waits (bounded by --idle-bound-ms);
 /// SCHED_BATCH tasks never preempt. Needs root and a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).
 ///
-/// An on/off knob alone turns it on; `--knob=true|false` or `--knob true|false` sets it either way.
+/// An on/off flag alone turns it on; `--flag=true|false` or `--flag true|false` sets it either way.
 #[derive(Debug, Parser)]
 #[command(version = None, disable_version_flag = true)]
 pub struct Opts {
