@@ -257,6 +257,8 @@ impl Watcher {
                 fired = true;
                 match w {
                     Watch::Once(_) => false,
+                    // not expected of an inotify fd; polled again, it would spin
+                    Watch::Inotify(_) if fds[i].revents & (libc::POLLERR | libc::POLLNVAL) != 0 => false,
                     Watch::Inotify(fd) => {
                         let mut buf = [0u8; 4096];
                         while unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
