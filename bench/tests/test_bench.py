@@ -27,8 +27,8 @@ import unittest
 import unittest.mock
 from fractions import Fraction
 
-from vrqbench import (builds, cli, cost, goals, instruments, plan, readme_table, report, schedulers, staging, stats,
-                      wakeup_trace,
+from vrqbench import (builds, cli, cost, goals, instruments, plan, readme_table, report, schedulers, service, staging,
+                      stats, wakeup_trace,
                       workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
@@ -425,7 +425,8 @@ class TestRequestSurface(unittest.TestCase):
             return types.SimpleNamespace(stdout="requests=200 rps=20.0 wake_p50=1 wake_p99=2 wake_p999=3 req_p50=4 "
                                                 "req_p99=5 req_p999=6 work_us=100000 workers=8 msg_threads=2\n")
         ctx = {"ncpu": 2, "secs": 4, "probes": "/p"}
-        with unittest.mock.patch.object(workloads, "_sh", fake_sh):
+        sampled = fake_sampled(fake_sh)
+        with unittest.mock.patch.object(workloads, "_sampled", sampled):
             WORKLOADS["reqlat-100ms-w4-mcpu"]["run"](ctx)
             metrics = WORKLOADS["reqlat-50us-w1-m1"]["run"](ctx)
             WORKLOADS["reqlat"]["run"](ctx)
@@ -433,6 +434,10 @@ class TestRequestSurface(unittest.TestCase):
         self.assertEqual(calls, [["/p/reqlat", "10", "8", "100000", "2"], ["/p/reqlat", "4", "2", "50", "1"],
                                  ["/p/reqlat", "4", "4", "1000", "1"]])
         self.assertEqual((metrics["req_p99_us"], metrics["rps"], metrics["secs"]), (5, 20.0, 4))
+        # every worker sampled over the run, each counted in every window (a closed loop)
+        self.assertEqual(sampled.calls, [("reqlat-worker", 8, 10, 0), ("reqlat-worker", 2, 4, 0),
+                                         ("reqlat-worker", 4, 4, 0)])
+        self.assertEqual(metrics["service_window_p50"], 1.5)
 
 
 class TestSchbench(unittest.TestCase):
@@ -471,12 +476,15 @@ class TestSchbench(unittest.TestCase):
         def fake_sh(cmd, **kw):
             calls.append(cmd)
             return types.SimpleNamespace(stdout="", stderr=self.FINAL)
-        with unittest.mock.patch.object(workloads, "_sh", fake_sh):
+        sampled = fake_sampled(fake_sh)
+        with unittest.mock.patch.object(workloads, "_sampled", sampled):
             metrics = WORKLOADS["schbench-w2"]["run"]({"ncpu": 2, "secs": 4, "probes": "/p"})
             WORKLOADS["schbench-w4"]["run"]({"ncpu": 2, "secs": 30, "probes": "/p"})
         self.assertEqual(calls, [["/p/schbench", "-m", "1", "-t", "4", "-r", str(workloads.SCHBENCH_MIN_SECS)],
                                  ["/p/schbench", "-m", "1", "-t", "8", "-r", "30"]])
         self.assertEqual((metrics["req_p99_us"], metrics["secs"]), (32480, workloads.SCHBENCH_MIN_SECS))
+        self.assertEqual(sampled.calls, [("schbench-worker", 4, workloads.SCHBENCH_MIN_SECS, 0),
+                                         ("schbench-worker", 8, 30, 0)])
         for w in workloads.WORKLOAD_GROUPS["schbench"]:
             self.assertEqual((WORKLOADS[w]["instrument"], WORKLOADS[w]["named"]), ("instructions", True))
 
@@ -491,6 +499,16 @@ class FakeLoad:
 
     def stop(self):
         self.stopped = True
+
+
+def fake_sampled(sh):
+    """A fake workloads._sampled over the fake _sh `sh`: the command's output and one service figure; its .calls
+    lists what was sampled (the workers' name and count, the seconds, the share of a window they must run)."""
+    def sampled(cmd, workers, count, secs, min_runnable, **kw):
+        sampled.calls.append((workers, count, secs, min_runnable))
+        return sh(cmd, **kw), {"service_window_p50": 1.5}
+    sampled.calls = []
+    return sampled
 
 
 def fake_probe(stdout="", stderr=""):
@@ -661,8 +679,12 @@ class TestOpenLoop(unittest.TestCase):
 
     def run_point(self, name, out, secs=3):
         sh = fake_probe(out, out)
-        with unittest.mock.patch.object(workloads, "_sh", sh):
+        sampled = fake_sampled(sh)
+        with unittest.mock.patch.object(workloads, "_sampled", sampled):
             m = WORKLOADS[name]["run"]({"ncpu": 2, "secs": secs, "probes": "/p", "instrument": "instructions"})
+        # the open loops count a worker in a window only when it was backlogged
+        self.assertEqual(sampled.calls[0][3], service.BACKLOGGED)
+        self.assertEqual(m["service_window_p50"], 1.5)
         return m, sh.calls
 
     def test_rate_arrivals_and_the_longer_run_of_a_light_load(self):
