@@ -413,8 +413,9 @@ def surface_lines(plan, summary):
              "Each point `reqlat-WORK-wN-m1|mcpu`: WORK of CPU per request, N workers per CPU, one message thread "
              "or one per CPU" + ("; `schbench-wN`: schbench's own requests, one message thread, N workers per CPU"
                                  if any(w in WORKLOAD_GROUPS["schbench"] for w in points) else "") +
-             ". Latency and service max/min (each equal worker's CPU time per window, its median window, and "
-             "over the run): below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
+             ". Latency" + (" and service max/min (each equal worker's CPU time per window, its median window, and "
+                            "over the run)" if set(cols) & set(SERVICE_COLS) else "") +
+             ": below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
              "(µs, requests/s; minimum and maximum dropped).", "",
              "| point | scheduler | " + " | ".join(label for _, label in cols) + " | requests/s |",
              "|---|---|" + "---|" * (len(cols) + 1)]
@@ -495,8 +496,10 @@ def open_lines(plan, summary):
             "request latency is service (a worker's start "
             "to its end), response from the arrival to the end; `schbench-open-LOAD`: schbench -R at LOAD % of its "
             "saturated rate (service only). Cells: mean (µs; requests/s), and in parentheses the ratio to EEVDF "
-            "with its interval and verdict; latency and service max/min (the backlogged workers' CPU time per "
-            "window, its median window, and over the run) below 1, requests/s above 1 is better.", "",
+            "with its interval and verdict; latency" + (" and service max/min (the backlogged workers' CPU time per "
+                                                        "window, its median window, and over the run)"
+                                                        if set(cols) & set(SERVICE_COLS) else "") +
+            " below 1, requests/s above 1 is better.", "",
             *_group_table(plan, summary, points, cols, True)]
 
 
