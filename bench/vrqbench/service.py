@@ -62,7 +62,8 @@ def indices(windows, min_runnable):
     each worker, in the same order every window]). A worker counts in a window when runnable_ns >=
     min_runnable x the window's length; a window is judged with two counted workers or more. Returns
     service_windows (judged) and service_windows_all, and when any was judged service_window_p50,
-    service_window_max, service_jain_p50, service_total_max_min."""
+    service_window_max, service_jain_p50, service_total_max_min and every judged window's max/min in order
+    (service_window_ratios)."""
     ratios, jains = [], []
     cpu, counted_ns = {}, {}
     for length, workers in windows:
@@ -77,6 +78,7 @@ def indices(windows, min_runnable):
             counted_ns[i] = counted_ns.get(i, 0) + length
     out = {"service_windows": len(ratios), "service_windows_all": len(windows)}
     if ratios:
+        out["service_window_ratios"] = [round(r, 3) for r in ratios]
         # each worker's CPU per ns of the windows it was counted in; the floor: NO_SERVICE_NS per window
         rates = [cpu[i] / counted_ns[i] for i in cpu]
         floor = NO_SERVICE_NS / max(length for length, _ in windows)
@@ -112,16 +114,19 @@ def find_threads(pid, name):
 
 
 class Sampler:
-    """Samples the CPU time of process `pid`'s `count` threads named `name`, every WINDOW_S of guest time,
-    for at most `secs` seconds from when it found them all (the load's own span: its wind-down, where workers
-    stop one by one, is left out), in a thread of its own. stop() ends it and returns the run's figures
-    (indices), with the windows' worst read time (service_read_us_max: how far apart one window's reads of the
-    workers were) and the sampler's own CPU time (service_sampler_cpu_us)."""
+    """Samples the CPU time of process `pid`'s `count` threads named `name`, every WINDOW_S of guest time from
+    when it found them all, in a thread of its own. Started just after the process: the load runs `secs` from
+    later still (after its calibration and its threads' start), so the windows that end within `secs` of the
+    sampler's start lie within the load and its wind-down, where workers stop one by one, is left out.
+    stop() ends it and returns the run's figures (indices), each judged window's max/min
+    (service_window_ratios, in order), the windows' worst read time (service_read_us_max: how far apart one
+    window's reads of the workers were) and the sampler's own CPU time (service_sampler_cpu_us)."""
 
     def __init__(self, pid, name, count, secs, min_runnable, window_s=WINDOW_S):
         self.pid, self.name, self.count, self.secs = pid, name, count, secs
         self.min_runnable, self.window_s = min_runnable, window_s
         self.windows, self.read_ns_max, self.error = [], 0, None
+        self.deadline = time.monotonic_ns() + secs * 1e9
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -142,9 +147,11 @@ class Sampler:
             t0 = time.monotonic_ns()
             prev = [read_schedstat(fd) for fd in fds]
             last = time.monotonic_ns()
-            for k in range(1, int(self.secs / self.window_s)):
+            k = 1
+            while t0 + k * self.window_s * 1e9 <= self.deadline:
                 if self.done.wait(max(0.0, (t0 + k * self.window_s * 1e9 - time.monotonic_ns()) / 1e9)):
                     return
+                k += 1
                 start = time.monotonic_ns()
                 cur = [read_schedstat(fd) for fd in fds]
                 now = time.monotonic_ns()
