@@ -380,8 +380,9 @@ def _metric(ws, key):
 
 
 def _digits(key):
-    """Decimals to show a metric's mean with: whole µs, two for the service indices."""
-    return 2 if key in SERVICE_LABELS else 0
+    """Decimals to show a metric's mean with: whole µs, two for the service max/min, three for Jain's index (the
+    differences that matter there lie in the third)."""
+    return 3 if key == "service_jain_p50" else 2 if key in SERVICE_LABELS else 0
 
 
 def service_table(ws):
@@ -394,8 +395,8 @@ def service_table(ws):
              "and verdict.", "",
              "| scheduler | " + " | ".join(SERVICE_LABELS[m] for m in names) + " |", "|---|" + "---|" * len(names)]
     for s in ws["schedulers"]:
-        cells = [f"{_fmt(ws['service'][m]['schedulers'][s]['mean'])} ({fmt_ratio(ws['service'][m]['schedulers'][s])})"
-                 for m in names]
+        cells = [f"{_fmt(ws['service'][m]['schedulers'][s]['mean'], _digits(m))} "
+                 f"({fmt_ratio(ws['service'][m]['schedulers'][s])})" for m in names]
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines
