@@ -39,6 +39,11 @@ BACKLOGGED = 0.9
 NO_SERVICE_NS = 1000
 # How often the sampler looks for the workers while the program starts its threads
 FIND_POLL_S = 0.02
+# The sampler thread's SCHED_FIFO priority (when allowed: the runner is root in the VM). A fair-class
+# sampler waking among the workers is one more task for the scheduler under test to place, and may cost a
+# worker its turn; a real-time one takes the CPU for its few reads and gives it back, the same under every
+# scheduler, and is never preempted halfway through a window's reads.
+SAMPLER_FIFO_PRIORITY = 1
 
 METRICS = ("service_window_p50", "service_window_max", "service_jain_p50", "service_total_max_min")
 # the direction of each: only Jain's index is better higher
@@ -125,7 +130,7 @@ class Sampler:
     def __init__(self, pid, name, count, secs, min_runnable, window_s=WINDOW_S):
         self.pid, self.name, self.count, self.secs = pid, name, count, secs
         self.min_runnable, self.window_s = min_runnable, window_s
-        self.windows, self.read_ns_max, self.error = [], 0, None
+        self.windows, self.read_ns_max, self.error, self.policy = [], 0, None, None
         self.deadline = time.monotonic_ns() + secs * 1e9
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -133,6 +138,11 @@ class Sampler:
 
     def _run(self):
         fds = []
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(SAMPLER_FIFO_PRIORITY))
+            self.policy = "fifo"
+        except OSError:
+            self.policy = "other"
         try:
             tids = []
             while not self.done.is_set():
@@ -172,7 +182,8 @@ class Sampler:
         self.done.set()
         self.thread.join()
         out = indices(self.windows, self.min_runnable)
-        out.update(service_read_us_max=self.read_ns_max / 1000, service_sampler_cpu_us=self.cpu_ns / 1000)
+        out.update(service_read_us_max=self.read_ns_max / 1000, service_sampler_cpu_us=self.cpu_ns / 1000,
+                   service_sampler_policy=self.policy)
         if self.error:
             out["service_error"] = self.error
         return out
