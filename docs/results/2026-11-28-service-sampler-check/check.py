@@ -59,7 +59,7 @@ print("\n| scheduler | point | metric | unsampled median | sampled ÷ unsampled 
 for sched in scheds:
     for point in POINTS:
         mine = [r for r in rows if r["scheduler"] == sched and r["point"] == point]
-        for k in ("wake_p50", "wake_p99", "req_p50", "req_p99", "resp_p99", "rps"):
+        for k in ("wake_p50", "wake_p99", "wake_p999", "req_p50", "req_p99", "req_p999", "resp_p99", "resp_p999", "rps"):
             a = [r[k] for r in mine if not r["sampled"] and k in r]
             b = [r[k] for r in mine if r["sampled"] and k in r]
             if not a:
