@@ -7,7 +7,7 @@ ones by the bench's rule (stats.compare: Hodges-Lehmann ratio, 95% Mann-Whitney 
     tools/vm/vm-run --cpus 2 --topology 1:2:1 --tcg-threads single --clock instructions --timeout 2400 \
         --out DIR -- docs/results/2026-11-28-service-sampler-check/check.py DIR [RUNS [SCHEDULERS [POINTS]]]
 
-SCHEDULERS and POINTS comma-separated (default: eevdf,vrq-llc and both points).
+SCHEDULERS and POINTS comma-separated (default: eevdf,vrq-llc and every point below).
 """
 import json
 import os
@@ -27,7 +27,8 @@ vrq = SCHEDULERS["vrq-llc"]["cmd"](REPO)
 subprocess.run([os.path.join(REPO, "tools/vm/vrq-stage"), reqlat, vrq[0]], check=True)
 SECS = 4
 POINTS = {"reqlat-10ms-w4-m1": ([reqlat, str(SECS), "8", "10000", "1"], 8, 0),
-          "reqlat-open-10ms-60-even": ([reqlat, str(SECS), "4", "10000", "2", "60", "even"], 4, service.BACKLOGGED)}
+          "reqlat-open-10ms-60-even": ([reqlat, str(SECS), "4", "10000", "2", "60", "even"], 4, service.BACKLOGGED),
+          "reqlat-open-10ms-60-burst": ([reqlat, str(SECS), "4", "10000", "2", "60", "burst"], 4, service.BACKLOGGED)}
 if len(sys.argv) > 4:
     POINTS = {p: POINTS[p] for p in sys.argv[4].split(",")}
 rows = []
