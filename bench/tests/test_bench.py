@@ -27,8 +27,8 @@ import unittest
 import unittest.mock
 from fractions import Fraction
 
-from vrqbench import (builds, cli, cost, goals, instruments, plan, readme_table, report, schedulers, staging, stats,
-                      wakeup_trace,
+from vrqbench import (builds, cli, cost, goals, instruments, plan, readme_table, report, schedulers, service, staging,
+                      stats, wakeup_trace,
                       workloads)
 from vrqbench.workloads import WORKLOADS, stress_ng_rate
 
@@ -425,7 +425,8 @@ class TestRequestSurface(unittest.TestCase):
             return types.SimpleNamespace(stdout="requests=200 rps=20.0 wake_p50=1 wake_p99=2 wake_p999=3 req_p50=4 "
                                                 "req_p99=5 req_p999=6 work_us=100000 workers=8 msg_threads=2\n")
         ctx = {"ncpu": 2, "secs": 4, "probes": "/p"}
-        with unittest.mock.patch.object(workloads, "_sh", fake_sh):
+        sampled = fake_sampled(fake_sh)
+        with unittest.mock.patch.object(workloads, "_sampled", sampled):
             WORKLOADS["reqlat-100ms-w4-mcpu"]["run"](ctx)
             metrics = WORKLOADS["reqlat-50us-w1-m1"]["run"](ctx)
             WORKLOADS["reqlat"]["run"](ctx)
@@ -433,6 +434,10 @@ class TestRequestSurface(unittest.TestCase):
         self.assertEqual(calls, [["/p/reqlat", "10", "8", "100000", "2"], ["/p/reqlat", "4", "2", "50", "1"],
                                  ["/p/reqlat", "4", "4", "1000", "1"]])
         self.assertEqual((metrics["req_p99_us"], metrics["rps"], metrics["secs"]), (5, 20.0, 4))
+        # every worker sampled over the run, each counted in every window (a closed loop)
+        self.assertEqual(sampled.calls, [("reqlat-worker", 8, 10, 0), ("reqlat-worker", 2, 4, 0),
+                                         ("reqlat-worker", 4, 4, 0)])
+        self.assertEqual(metrics["service_window_p50"], 1.5)
 
 
 class TestSchbench(unittest.TestCase):
@@ -471,12 +476,15 @@ class TestSchbench(unittest.TestCase):
         def fake_sh(cmd, **kw):
             calls.append(cmd)
             return types.SimpleNamespace(stdout="", stderr=self.FINAL)
-        with unittest.mock.patch.object(workloads, "_sh", fake_sh):
+        sampled = fake_sampled(fake_sh)
+        with unittest.mock.patch.object(workloads, "_sampled", sampled):
             metrics = WORKLOADS["schbench-w2"]["run"]({"ncpu": 2, "secs": 4, "probes": "/p"})
             WORKLOADS["schbench-w4"]["run"]({"ncpu": 2, "secs": 30, "probes": "/p"})
         self.assertEqual(calls, [["/p/schbench", "-m", "1", "-t", "4", "-r", str(workloads.SCHBENCH_MIN_SECS)],
                                  ["/p/schbench", "-m", "1", "-t", "8", "-r", "30"]])
         self.assertEqual((metrics["req_p99_us"], metrics["secs"]), (32480, workloads.SCHBENCH_MIN_SECS))
+        self.assertEqual(sampled.calls, [("schbench-worker", 4, workloads.SCHBENCH_MIN_SECS, 0),
+                                         ("schbench-worker", 8, 30, 0)])
         for w in workloads.WORKLOAD_GROUPS["schbench"]:
             self.assertEqual((WORKLOADS[w]["instrument"], WORKLOADS[w]["named"]), ("instructions", True))
 
@@ -491,6 +499,16 @@ class FakeLoad:
 
     def stop(self):
         self.stopped = True
+
+
+def fake_sampled(sh):
+    """A fake workloads._sampled over the fake _sh `sh`: the command's output and one service figure; its .calls
+    lists what was sampled (the workers' name and count, the seconds, the share of a window they must run)."""
+    def sampled(cmd, workers, count, secs, min_runnable, **kw):
+        sampled.calls.append((workers, count, secs, min_runnable))
+        return sh(cmd, **kw), {"service_window_p50": 1.5}
+    sampled.calls = []
+    return sampled
 
 
 def fake_probe(stdout="", stderr=""):
@@ -632,6 +650,118 @@ class TestSleeperSurface(unittest.TestCase):
                          [(0, mine)] * len(os.listdir(f"/proc/{os.getpid()}/task")))
 
 
+class TestService(unittest.TestCase):
+    """Service (issue 45): per window, max/min and Jain's index of the CPU time of the workers counted in it
+    (every worker in a closed loop, the backlogged ones in an open loop); per run the median and worst window
+    and each worker's CPU per second counted over the run; the sampler on a real process's threads."""
+    W = 250_000_000  # a window, ns
+
+    def test_equal_service_is_one(self):
+        m = service.indices([(self.W, [(60e6, self.W)] * 4)] * 3, 0)
+        self.assertEqual((m["service_window_p50"], m["service_window_max"], m["service_jain_p50"],
+                          m["service_total_max_min"], m["service_windows"]), (1.0, 1.0, 1.0, 1.0, 3))
+
+    def test_median_and_worst_window_and_the_whole_run(self):
+        # worker 0 gets 2x worker 1 in the first window, the reverse in the second, equal in the third:
+        # each window is unfair, the run as a whole is not
+        windows = [(self.W, [(100e6, self.W), (50e6, self.W)]), (self.W, [(50e6, self.W), (100e6, self.W)]),
+                   (self.W, [(75e6, self.W), (75e6, self.W)])]
+        m = service.indices(windows, 0)
+        self.assertEqual((m["service_window_p50"], m["service_window_max"], m["service_total_max_min"]), (2.0, 2.0, 1.0))
+        self.assertEqual(m["service_window_ratios"], [2.0, 2.0, 1.0])
+        self.assertAlmostEqual(m["service_jain_p50"], 150 ** 2 / (2 * (100 ** 2 + 50 ** 2)))
+
+    def test_jain(self):
+        self.assertEqual(service.jain([3, 3, 3]), 1.0)
+        self.assertEqual(service.jain([8, 0, 0, 0]), 0.25)  # one of four served alone: 1/n
+        self.assertAlmostEqual(service.jain([1, 2, 3]), 36 / 42)
+        self.assertEqual(service.jain([0, 0]), 1.0)
+
+    def test_a_starved_worker_counts_as_the_floor(self):
+        m = service.indices([(self.W, [(50e6, self.W), (0, self.W)])], 0)
+        self.assertEqual(m["service_window_p50"], 50e6 / service.NO_SERVICE_NS)
+        self.assertTrue(math.isfinite(m["service_total_max_min"]))
+        self.assertEqual(m["service_jain_p50"], 0.5)
+
+    def test_only_backlogged_workers_count_in_the_open_loop(self):
+        # worker 2 was runnable a fifth of the first window (its queue ran dry): not owed a share there; in the
+        # second it was backlogged and got half what the others got
+        windows = [(self.W, [(100e6, self.W), (100e6, self.W), (20e6, self.W // 5)]),
+                   (self.W, [(100e6, self.W), (100e6, self.W), (50e6, self.W)])]
+        m = service.indices(windows, service.BACKLOGGED)
+        self.assertEqual((m["service_windows"], m["service_windows_all"]), (2, 2))
+        self.assertEqual(sorted([m["service_window_p50"], m["service_window_max"]]), [1.5, 2.0])
+        # over the run: workers 0 and 1 got 200 ms in 2 windows, worker 2 50 ms in the 1 it counted in
+        self.assertEqual(m["service_total_max_min"], (200e6 / (2 * self.W)) / (50e6 / self.W))
+        # counted in a closed loop, the same windows compare everyone
+        self.assertEqual(service.indices(windows, 0)["service_window_max"], 5.0)
+
+    def test_a_window_with_fewer_than_two_counted_workers_is_not_judged(self):
+        # evenly spaced requests shorter than their gap: one worker runnable at a time
+        windows = [(self.W, [(60e6, self.W), (0, 0)]), (self.W, [(0, 0), (60e6, self.W)])]
+        m = service.indices(windows, service.BACKLOGGED)
+        self.assertEqual(m, {"service_windows": 0, "service_windows_all": 2})
+        self.assertEqual(service.indices([], 0), {"service_windows": 0, "service_windows_all": 0})
+
+    def test_the_sampler_reads_a_real_process_threads(self):
+        # two busy threads named as the probe names its workers, one idle thread named otherwise
+        code = ("import threading, ctypes, time\n"
+                "libc = ctypes.CDLL(None)\n"
+                "def spin(name):\n"
+                "    libc.prctl(15, name.encode(), 0, 0, 0)\n"
+                "    end = time.monotonic() + 1.5\n"
+                "    while time.monotonic() < end and name != 'other':\n"
+                "        pass\n"
+                "    time.sleep(0.01 if name != 'other' else 1.5)\n"
+                "ts = [threading.Thread(target=spin, args=(n,)) for n in ('reqlat-worker', 'reqlat-worker', 'other')]\n"
+                "[t.start() for t in ts]; [t.join() for t in ts]\n")
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        sampler = service.Sampler(proc.pid, "reqlat-worker", 2, 1.2, 0, window_s=0.2)
+        proc.wait()
+        m = sampler.stop()
+        self.assertNotIn("service_error", m)
+        self.assertGreaterEqual(m["service_windows_all"], 3)
+        self.assertLessEqual(m["service_windows_all"], 5)  # only within the 1.2 s asked for
+        self.assertGreaterEqual(m["service_window_p50"], 1.0)
+        self.assertGreater(m["service_jain_p50"], 0.5)
+        self.assertGreater(m["service_sampler_cpu_us"], 0)
+
+    def test_the_sampler_says_when_the_workers_are_not_found(self):
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+        sampler = service.Sampler(proc.pid, "reqlat-worker", 2, 1, 0, window_s=0.1)
+        proc.wait()
+        time.sleep(0.05)
+        m = sampler.stop()
+        self.assertIn("found 0 threads named reqlat-worker, not 2", m["service_error"])
+        self.assertEqual(m["service_windows"], 0)
+
+    def test_judged_beside_the_latencies_in_the_report(self):
+        base = {"wake_p50_us": 10, "wake_p99_us": 900, "wake_p999_us": 1000, "req_p50_us": 1, "req_p99_us": 2,
+                "req_p999_us": 3, "rps": 36.0, "service_window_p50": 1.2, "service_window_max": 2.0,
+                "service_jain_p50": 0.99, "service_total_max_min": 1.01}
+        worse = dict(base, service_window_p50=2.4, service_jain_p50=0.5)
+        metrics = {"reqlat-10ms-w4-m1": {"eevdf": [base] * 4, "vrq-llc": [worse] * 4}}
+        with tempfile.TemporaryDirectory() as d:
+            write_run(d, metrics, {w: "instructions" for w in metrics}, runs=4)
+            report.report(d)
+            md = read(os.path.join(d, "report.md"))
+            with open(os.path.join(d, "summary.json")) as f:
+                summary = json.load(f)["summary"]["reqlat-10ms-w4-m1"]
+        # max/min lower is better, Jain's higher: both worse here
+        self.assertEqual(summary["service"]["service_window_p50"]["schedulers"]["vrq-llc"]["verdict"], "worse")
+        self.assertEqual(summary["service"]["service_jain_p50"]["schedulers"]["vrq-llc"]["verdict"], "worse")
+        self.assertIn("| reqlat-10ms-w4-m1 | eevdf | 10 | 900 | 1000 | 2 | 3 | 1.20 | 1.01 | 36.0 |", md)
+        self.assertIn("| scheduler | service max/min p50 | service max/min worst | Jain p50 | service max/min run |", md)
+        # runs saved before the figures: no service columns at all
+        del_service = {k: v for k, v in base.items() if not k.startswith("service")}
+        with tempfile.TemporaryDirectory() as d:
+            write_run(d, {"reqlat-10ms-w4-m1": {"eevdf": [del_service] * 3, "vrq-llc": [del_service] * 3}},
+                      {"reqlat-10ms-w4-m1": "instructions"})
+            report.report(d)
+            md = read(os.path.join(d, "report.md"))
+        self.assertNotIn("service", md)
+
+
 class TestOpenLoop(unittest.TestCase):
     """Open-loop requests (issue 45): arrivals at a fraction of the machine's nominal capacity, burst or even,
     service and response latency parsed; schbench's -R mode at a fraction of its saturated rate."""
@@ -661,8 +791,12 @@ class TestOpenLoop(unittest.TestCase):
 
     def run_point(self, name, out, secs=3):
         sh = fake_probe(out, out)
-        with unittest.mock.patch.object(workloads, "_sh", sh):
+        sampled = fake_sampled(sh)
+        with unittest.mock.patch.object(workloads, "_sampled", sampled):
             m = WORKLOADS[name]["run"]({"ncpu": 2, "secs": secs, "probes": "/p", "instrument": "instructions"})
+        # the open loops count a worker in a window only when it was backlogged
+        self.assertEqual(sampled.calls[0][3], service.BACKLOGGED)
+        self.assertEqual(m["service_window_p50"], 1.5)
         return m, sh.calls
 
     def test_rate_arrivals_and_the_longer_run_of_a_light_load(self):

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from vrqbench import builds
+from vrqbench import builds, service
 from vrqbench.stats import CONFIDENCE, METHOD, MIN_RUNS, NO_VERDICT, compare, ratio, summarize, trimmed_mean
 from vrqbench.workloads import BUILD_FOUR, WORKLOAD_GROUPS, WORKLOADS
 
@@ -116,6 +116,13 @@ def summarize_run(plan, recs):
             for p in spec["percentiles"]:
                 ws["percentiles"][p] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get(p) for r in ok]
                                                                for s, ok in ok_by_scheduler.items()}, False)}
+        served = {m: {s: [(r.get("metrics") or {}).get(m) for r in ok] for s, ok in ok_by_scheduler.items()}
+                  for m in (service.METRICS if spec.get("service") else ())}
+        served = {m: v for m, v in served.items() if any(x is not None for vals in v.values() for x in vals)}
+        if served:
+            # each equal worker's CPU time over windows (vrqbench/service.py), beside the latencies; none where
+            # no window had two workers to compare (or the runs predate the figures)
+            ws["service"] = {m: {"schedulers": _judged(v, service.HIGHER.get(m, False))} for m, v in served.items()}
         if judges_rps(primary, ((r.get("metrics") or {}) for ok in ok_by_scheduler.values() for r in ok)):
             # a request/worker load's throughput beside its latency (the surface's table)
             ws["rps"] = {"schedulers": _judged({s: [(r.get("metrics") or {}).get("rps") for r in ok]
@@ -128,10 +135,10 @@ def summarize_run(plan, recs):
                           for name in (copy, original)}
                 entry = {"against": original, primary: _as_ratio(compare(values[original], values[copy],
                                                                           spec["higher"]))}
-                for p in spec.get("percentiles", ()):
+                for p in (*spec.get("percentiles", ()), *served):
                     pv = {name: [(r.get("metrics") or {}).get(p) for r in ok_by_scheduler[name]]
                           for name in (copy, original)}
-                    entry[p] = _as_ratio(compare(pv[original], pv[copy], False))
+                    entry[p] = _as_ratio(compare(pv[original], pv[copy], service.HIGHER.get(p, False)))
                 ws["again"][copy] = entry
         traced = {s: [r["metrics"]["trace"] for r in ok if "trace" in (r.get("metrics") or {})]
                   for s, ok in ok_by_scheduler.items()}
@@ -326,6 +333,8 @@ def markdown(plan, summary, machine, built=None):
                     cells.append(f"{_fmt(e['mean'], 0)} ({fmt_ratio(e)})")
                 lines.append(f"| {s} | " + " | ".join(cells) + " |")
             lines.append("")
+        if ws.get("service"):
+            lines += service_table(ws)
         if ws.get("trace"):
             lines.append("Where the latest 1% of wake-ups waited (`--trace`, vrqbench/wakeup_trace.py; µs, means over "
                          "the runs). On an idle CPU, or on one told to reschedule at once, the wait is the "
@@ -356,8 +365,41 @@ def markdown(plan, summary, machine, built=None):
     return "\n".join(lines)
 
 
+SERVICE_LABELS = {"service_window_p50": "service max/min p50", "service_window_max": "service max/min worst",
+                  "service_jain_p50": "Jain p50", "service_total_max_min": "service max/min run"}
+# the service figures the surface and open-loop tables show beside the latencies (all four: each workload's own)
+SERVICE_COLS = (("service_window_p50", SERVICE_LABELS["service_window_p50"]),
+                ("service_total_max_min", SERVICE_LABELS["service_total_max_min"]))
 SURFACE_COLS = (("wake_p50_us", "wake-up p50"), ("wake_p99_us", "wake-up p99"), ("wake_p999_us", "wake-up p99.9"),
-                ("req_p99_us", "request p99"), ("req_p999_us", "request p99.9"))
+                ("req_p99_us", "request p99"), ("req_p999_us", "request p99.9"), *SERVICE_COLS)
+
+
+def _metric(ws, key):
+    """A workload's judged entry of a latency percentile or a service figure, or None when it has none."""
+    return ws.get("percentiles", {}).get(key) or ws.get("service", {}).get(key)
+
+
+def _digits(key):
+    """Decimals to show a metric's mean with: whole µs, two for the service max/min, three for Jain's index (the
+    differences that matter there lie in the third)."""
+    return 3 if key == "service_jain_p50" else 2 if key in SERVICE_LABELS else 0
+
+
+def service_table(ws):
+    """A workload's service figures (vrqbench/service.py): per scheduler each one's mean and ratio to EEVDF."""
+    names = list(ws["service"])
+    lines = [f"Service (each equal worker's CPU time per {service.WINDOW_S * 1000:g} ms window of guest time, "
+             "bench/README.md): max/min among "
+             "the workers counted in a window, its median and worst window, Jain's index (1 is equal, higher is "
+             "better), and over the run; mean of the runs, and in parentheses the ratio to EEVDF with its interval "
+             "and verdict.", "",
+             "| scheduler | " + " | ".join(SERVICE_LABELS[m] for m in names) + " |", "|---|" + "---|" * len(names)]
+    for s in ws["schedulers"]:
+        cells = [f"{_fmt(ws['service'][m]['schedulers'][s]['mean'], _digits(m))} "
+                 f"({fmt_ratio(ws['service'][m]['schedulers'][s])})" for m in names]
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
 
 
 def surface_lines(plan, summary):
@@ -366,22 +408,28 @@ def surface_lines(plan, summary):
     points = [w for g in ("reqlat-surface", "schbench") for w in WORKLOAD_GROUPS[g] if w in summary]
     if not points:
         return []
+    cols = [c for c in SURFACE_COLS if any(_metric(summary[w], c[0]) for w in points)]
     lines = [f"## The request/worker surface, ratio to EEVDF (instrument: "
              f"{', '.join(sorted({summary[w]['instrument'] for w in points}))})", "",
              "Each point `reqlat-WORK-wN-m1|mcpu`: WORK of CPU per request, N workers per CPU, one message thread "
              "or one per CPU" + ("; `schbench-wN`: schbench's own requests, one message thread, N workers per CPU"
                                  if any(w in WORKLOAD_GROUPS["schbench"] for w in points) else "") +
-             ". Latency: below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
+             ". Latency" + (" and service max/min (each equal worker's CPU time per window, its median window, and "
+                            "over the run)" if set(cols) & set(SERVICE_COLS) else "") +
+             ": below 1 is better; requests/s: above 1 is better. EEVDF's rows: its own means "
              "(µs, requests/s; minimum and maximum dropped).", "",
-             "| point | scheduler | " + " | ".join(label for _, label in SURFACE_COLS) + " | requests/s |",
-             "|---|---|" + "---|" * (len(SURFACE_COLS) + 1)]
+             "| point | scheduler | " + " | ".join(label for _, label in cols) + " | requests/s |",
+             "|---|---|" + "---|" * (len(cols) + 1)]
     for w in points:
         ws = summary[w]
         for s in plan["schedulers"]:
             cells = []
-            for key, _ in SURFACE_COLS:
-                e = ws["percentiles"][key]["schedulers"][s]
-                cells.append(_fmt(e.get("mean"), 0) if s == BASELINE else fmt_ratio(e))
+            for key, _ in cols:
+                if _metric(ws, key) is None:  # a point without service figures
+                    cells.append("—")
+                    continue
+                e = _metric(ws, key)["schedulers"][s]
+                cells.append(_fmt(e.get("mean"), _digits(key)) if s == BASELINE else fmt_ratio(e))
             e = ws.get("rps", {}).get("schedulers", {}).get(s, {})
             cells.append(_fmt(e.get("mean"), 1) if s == BASELINE else fmt_ratio(e))
             lines.append(f"| {w} | {s} | " + " | ".join(cells) + " |")
@@ -391,7 +439,8 @@ def surface_lines(plan, summary):
 
 SLEEPER_COLS = (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"), ("missed", "missed periods"))
 OPEN_COLS = (("wake_p50_us", "wake-up p50"), ("wake_p99_us", "wake-up p99"), ("req_p99_us", "request p99"),
-             ("resp_p50_us", "response p50"), ("resp_p99_us", "response p99"), ("resp_p999_us", "response p99.9"))
+             ("resp_p50_us", "response p50"), ("resp_p99_us", "response p99"), ("resp_p999_us", "response p99.9"),
+             *SERVICE_COLS)
 
 
 def _group_table(plan, summary, points, cols, with_rps):
@@ -404,11 +453,12 @@ def _group_table(plan, summary, points, cols, with_rps):
         for s in plan["schedulers"]:
             cells = []
             for key, _ in cols:
-                if key not in ws["percentiles"]:  # a point that does not measure it (schbench: no response time)
+                if _metric(ws, key) is None:  # a point that does not measure it (schbench: no response time)
                     cells.append("—")
                     continue
-                e = ws["percentiles"][key]["schedulers"][s]
-                cells.append(_fmt(e.get("mean"), 0) if s == BASELINE else f"{_fmt(e.get('mean'), 0)} ({fmt_ratio(e)})")
+                e = _metric(ws, key)["schedulers"][s]
+                mean = _fmt(e.get("mean"), _digits(key))
+                cells.append(mean if s == BASELINE else f"{mean} ({fmt_ratio(e)})")
             if with_rps:
                 e = ws.get("rps", {}).get("schedulers", {}).get(s, {})
                 cells.append(_fmt(e.get("mean"), 1) if s == BASELINE else f"{_fmt(e.get('mean'), 1)} ({fmt_ratio(e)})")
@@ -440,14 +490,17 @@ def open_lines(plan, summary):
     points = [w for w in WORKLOAD_GROUPS["reqlat-open"] if w in summary]
     if not points:
         return []
-    cols = [c for c in OPEN_COLS if any(c[0] in summary[w]["percentiles"] for w in points)]
+    cols = [c for c in OPEN_COLS if any(_metric(summary[w], c[0]) for w in points)]
     return [f"## Open-loop requests (instrument: {', '.join(sorted({summary[w]['instrument'] for w in points}))})",
             "", "Each point `reqlat-open-WORK-LOAD-burst|even|poisson`: requests of WORK arriving at LOAD % of "
             "nominal capacity, each second's at once (burst), evenly spaced or at exponential gaps (poisson); "
             "request latency is service (a worker's start "
             "to its end), response from the arrival to the end; `schbench-open-LOAD`: schbench -R at LOAD % of its "
             "saturated rate (service only). Cells: mean (µs; requests/s), and in parentheses the ratio to EEVDF "
-            "with its interval and verdict; latency below 1, requests/s above 1 is better.", "",
+            "with its interval and verdict; latency" + (" and service max/min (the backlogged workers' CPU time per "
+                                                        "window, its median window, and over the run)"
+                                                        if set(cols) & set(SERVICE_COLS) else "") +
+            " below 1, requests/s above 1 is better.", "",
             *_group_table(plan, summary, points, cols, True)]
 
 

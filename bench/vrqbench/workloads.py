@@ -11,11 +11,28 @@ import shutil
 import subprocess
 import time
 
-from vrqbench import wakeup_trace
+from vrqbench import service, wakeup_trace
 
 
 def _sh(cmd, timeout=3600, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True, **kw)
+
+
+def _sampled(cmd, workers, count, secs, min_runnable, timeout=3600):
+    """Run cmd as _sh does while a service.Sampler samples its `count` threads named `workers` over `secs`;
+    (the completed process, the service figures)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = service.Sampler(proc.pid, workers, count, secs, min_runnable)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        figures = sampler.stop()
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd, out, err)
+    return subprocess.CompletedProcess(cmd, 0, out, err), figures
 
 
 def scope_entry(scope):
@@ -153,13 +170,13 @@ def reqlat(workers_per_cpu, work_us=1000, msg_per_cpu=False):
         ncpu = ctx["ncpu"]
         secs = max(ctx["secs"], MIN_REQUESTS * work_us / 1e6 / ncpu)
         msgs = ncpu if msg_per_cpu else 1
-        out = _sh([f"{ctx['probes']}/reqlat", f"{secs:g}", str(ncpu * workers_per_cpu), str(work_us),
-                   str(msgs)]).stdout
-        vals = dict(kv.split("=") for kv in out.split())
+        res, served = _sampled([f"{ctx['probes']}/reqlat", f"{secs:g}", str(ncpu * workers_per_cpu), str(work_us),
+                                str(msgs)], "reqlat-worker", ncpu * workers_per_cpu, secs, 0)
+        vals = dict(kv.split("=") for kv in res.stdout.split())
         return {"wake_p50_us": int(vals["wake_p50"]), "wake_p99_us": int(vals["wake_p99"]),
                 "wake_p999_us": int(vals["wake_p999"]), "req_p50_us": int(vals["req_p50"]),
                 "req_p99_us": int(vals["req_p99"]), "req_p999_us": int(vals["req_p999"]),
-                "rps": float(vals["rps"]), "requests": int(vals["requests"]), "secs": secs}
+                "rps": float(vals["rps"]), "requests": int(vals["requests"]), "secs": secs, **served}
     return run
 
 
@@ -206,9 +223,10 @@ def schbench(workers_per_cpu):
 
     def run(ctx):
         secs = max(int(round(ctx["secs"])), SCHBENCH_MIN_SECS)
-        out = _sh([f"{ctx['probes']}/schbench", "-m", "1", "-t", str(ctx["ncpu"] * workers_per_cpu), "-r",
-                   str(secs)])
-        return {**parse_schbench(out.stderr), "secs": secs}
+        workers = ctx["ncpu"] * workers_per_cpu
+        out, served = _sampled([f"{ctx['probes']}/schbench", "-m", "1", "-t", str(workers), "-r", str(secs)],
+                               "schbench-worker", workers, secs, 0)
+        return {**parse_schbench(out.stderr), "secs": secs, **served}
     return run
 
 # The request/worker surface (issue 29): CPU per request x workers per CPU x message threads, every point a
@@ -292,9 +310,11 @@ def reqlat_open(work_us, load_pct, arrival):
         capacity = request_capacity(ctx, work_us)
         rate = capacity * load_pct / 100
         secs = int(ctx["secs"]) if _warming_up(ctx) else max(int(ctx["secs"]), math.ceil(OPEN_MIN_REQUESTS / rate))
-        out = _sh([f"{ctx['probes']}/reqlat", str(secs), str(OPEN_MSGS * OPEN_WORKERS_PER_MSG), str(work_us),
-                   str(OPEN_MSGS), f"{rate:g}", arrival]).stdout
-        return {**parse_reqlat_open(out), "capacity": capacity, "load_pct": load_pct, "secs": secs}
+        workers = OPEN_MSGS * OPEN_WORKERS_PER_MSG
+        out, served = _sampled([f"{ctx['probes']}/reqlat", str(secs), str(workers), str(work_us), str(OPEN_MSGS),
+                                f"{rate:g}", arrival], "reqlat-worker", workers, secs, service.BACKLOGGED)
+        return {**parse_reqlat_open(out.stdout), "capacity": capacity, "load_pct": load_pct, "secs": secs,
+                **served}
     return run
 
 
@@ -326,9 +346,10 @@ def schbench_open(load_pct):
     def run(ctx):
         secs = max(int(round(ctx["secs"])), 1 if _warming_up(ctx) else SCHBENCH_MIN_SECS)
         rate = schbench_open_rate(ctx, load_pct)
-        out = _sh([f"{ctx['probes']}/schbench", "-m", str(OPEN_MSGS), "-t", str(ctx["ncpu"]), "-R", str(rate), "-r",
-                   str(secs)])
-        return {**parse_schbench(out.stderr), "rate": float(rate), "load_pct": load_pct, "secs": secs}
+        out, served = _sampled([f"{ctx['probes']}/schbench", "-m", str(OPEN_MSGS), "-t", str(ctx["ncpu"]), "-R",
+                                str(rate), "-r", str(secs)], "schbench-worker", OPEN_MSGS * ctx["ncpu"], secs,
+                               service.BACKLOGGED)
+        return {**parse_schbench(out.stderr), "rate": float(rate), "load_pct": load_pct, "secs": secs, **served}
     return run
 
 
@@ -606,7 +627,8 @@ TIMING = "instructions"
 # name -> runner, primary metric, whether higher is better, description, instrument; `percentiles`:
 # the latency percentiles the report compares one by one; `codebase`: builds the generated code base
 # (the instruction-clock boot stages the whole toolchain); `named`: run only when named (--workloads);
-# `traceable`: --trace records its probe's wake-ups (vrqbench/wakeup_trace.py)
+# `traceable`: --trace records its probe's wake-ups (vrqbench/wakeup_trace.py); `service`: its runs record each
+# equal worker's CPU time over windows (vrqbench/service.py), judged beside its latencies
 WORKLOADS = {
     "build-50": {"run": build(0.5), "primary": "seconds", "higher": False, "desc": "make -j(0.5 x CPUs)",
                  "instrument": THROUGHPUT, "codebase": True},
@@ -629,7 +651,7 @@ WORKLOADS = {
                     "codebase": True, "percentiles": ["p50_us", "p99_us", "p999_us"], "traceable": True},
     "reqlat": {"run": reqlat(2), "primary": "req_p99_us", "higher": False,
                "desc": "request/worker: 1 message thread, 2 workers per CPU, 1 ms requests, saturated",
-               "instrument": TIMING, "percentiles": REQLAT_PERCENTILES},
+               "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "service": True},
     "interactive-alone": {"run": interactive(0), "primary": "rate", "higher": True, "desc": "CPU hog alone",
                           "instrument": TIMING},
     "interactive-4x": {"run": interactive(4), "primary": "rate", "higher": True,
@@ -659,7 +681,7 @@ WORKLOADS.update({
     name: {"run": reqlat(n, us, m == "mcpu"), "primary": "req_p99_us", "higher": False,
            "desc": f"request/worker: {'1 message thread' if m == 'm1' else 'a message thread per CPU'}, {n} "
                    f"worker{'s' if n > 1 else ''} per CPU, {w} requests, saturated",
-           "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "named": True, "group": "reqlat-surface"}
+           "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "service": True, "named": True, "group": "reqlat-surface"}
     for name, w, us, n, m in surface_points()
 })
 
@@ -667,7 +689,7 @@ WORKLOADS.update({
     f"schbench-w{n}": {"run": schbench(n), "primary": "req_p99_us", "higher": False,
                        "desc": f"schbench -m 1 -t {n}x CPUs: its requests, 1 message thread, {n} worker"
                                f"{'s' if n > 1 else ''} per CPU",
-                       "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "named": True, "group": "schbench"}
+                       "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "service": True, "named": True, "group": "schbench"}
     for n in (1, 2, 4)
 })
 
@@ -677,7 +699,7 @@ WORKLOADS.update({
                    f"{ {'burst': 'a second’s requests at once', 'even': 'evenly spaced', 'poisson': 'Poisson arrivals'}[a] }"
                    f", {OPEN_MSGS} message "
                    f"threads x {OPEN_WORKERS_PER_MSG} workers",
-           "instrument": TIMING, "percentiles": OPEN_PERCENTILES, "named": True, "group": "reqlat-open"}
+           "instrument": TIMING, "percentiles": OPEN_PERCENTILES, "service": True, "named": True, "group": "reqlat-open"}
     for name, w, us, pct, a in open_points()
 })
 
@@ -685,7 +707,7 @@ WORKLOADS.update({
     f"schbench-open-{pct}": {"run": schbench_open(pct), "primary": "req_p99_us", "higher": False,
                              "desc": f"schbench -R at {pct}% of its saturated rate, {OPEN_MSGS} message threads, "
                                      "2 workers per CPU",
-                             "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "named": True,
+                             "instrument": TIMING, "percentiles": REQLAT_PERCENTILES, "service": True, "named": True,
                              "group": "reqlat-open"}
     for pct in SCHBENCH_OPEN_LOADS
 })
