@@ -39,6 +39,15 @@ FILES = ["/usr/bin/scx_vrq", UNIT, DEFAULTS, MAN, BASH_COMPLETION, "/usr/share/z
 TRACED = "socket,socketpair,mmap,mprotect,sched_setscheduler,sched_setattr,unshare,setns,personality"
 
 
+def wait_or_kill(proc, secs):
+    """`proc`'s exit status within `secs` seconds; killed (and reaped) if it has not exited by then."""
+    try:
+        return proc.wait(secs)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
 
@@ -231,11 +240,7 @@ def test_service_start(r, secs=4):
     r.check(after_load[1], counters.get("dispatch_local", 0) > 0 and scx_state() == "enabled",
             f"dispatch_local={counters.get('dispatch_local')} state={scx_state()}")
     os.kill(pid, signal.SIGTERM)  # systemctl stop
-    try:
-        rc = proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        rc = proc.wait()
+    rc = wait_or_kill(proc, 30)
     logf.close()
     tracef.close()
     wait_for(lambda: scx_state() == "disabled", 10)
@@ -323,11 +328,7 @@ def test_loader(r, idle_secs=6):
     r.check(names[2], names_build and "-g" in version, f"first line {line!r}, --version {version!r}")
     mon.send_signal(signal.SIGINT)
     t0 = time.monotonic()
-    try:
-        rc = mon.wait(10)
-    except subprocess.TimeoutExpired:
-        mon.kill()
-        rc = mon.wait()
+    rc = wait_or_kill(mon, 10)
     r.check(names[3], rc == 0 and time.monotonic() - t0 < 5, f"rc={rc} after {time.monotonic() - t0:.1f} s")
 
     try:
@@ -338,11 +339,7 @@ def test_loader(r, idle_secs=6):
         r.check(names[4], False, "still running after 60 s")
 
     proc.send_signal(signal.SIGINT)
-    try:
-        rc = proc.wait(load_bound())
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        rc = proc.wait()
+    rc = wait_or_kill(proc, load_bound())
     logf.close()
     r.check(names[5], rc == 0 and wait_for(lambda: scx_state() == "disabled", 10), f"rc={rc} state={scx_state()}")
 
@@ -357,11 +354,7 @@ def test_loader(r, idle_secs=6):
         with open("/proc/sysrq-trigger", "w") as f:
             f.write("S")
         t0 = time.monotonic()
-        try:
-            rc = proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+        rc = wait_or_kill(proc, 10)
         took = time.monotonic() - t0
     with open(log_path) as f:
         tail = f.read()[-400:]
