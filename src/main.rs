@@ -160,16 +160,14 @@ fn start_stats_relay(requests: Receiver<()>, events: Arc<Events>) -> Result<()> 
 /// Answer statistics requests until `exited` or a shutdown. `exited` is looked at first, then after
 /// each request and each Watcher event; in between the thread sleeps with no timeout, woken only by a
 /// request, a Watcher event or a signal.
+/// Requests counted before the call are answered: the server accepts connections from its launch, and
+/// a client may ask as soon as it can connect.
 fn serve_stats<M>(
     events: &Events,
     replies: &Sender<M>,
     mut exited: impl FnMut() -> bool,
     mut metrics: impl FnMut() -> M,
 ) -> Result<()> {
-    {
-        let mut s = events.lock();
-        (s.requests, s.looks) = (0, 0);
-    }
     while !exited() {
         let requests = {
             let guard = events.lock();
@@ -585,6 +583,9 @@ impl<'a> Scheduler<'a> {
     /// the choice would differ: the caller reloads.
     fn run(&mut self, shutdown: &Shutdown) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
+        // Counts left by an earlier instance's server and watcher refer to them, not to this one;
+        // this server's requests so far wait in its channel until the relay takes them.
+        shutdown.events.update(|s| (s.requests, s.looks) = (0, 0));
         start_stats_relay(req_ch, shutdown.events.clone())?;
         let auto = self.opts.group_accounting == GroupMode::Auto;
         let mut watches = vec![Watch::Once(
@@ -1094,6 +1095,23 @@ mod tests {
         assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 2, "exit looks in 1.8 s");
         assert!(wakeups <= 4, "the loop woke {wakeups} times in 1.8 s");
         assert!(cpu < Duration::from_millis(50), "the loop used {cpu:?} of CPU in 1.8 s");
+    }
+
+    /// A request made before the loop starts -- the server accepts from its launch, before the
+    /// scheduler is attached -- is answered, not lost.
+    #[test]
+    fn a_request_before_the_loop_starts_is_answered() {
+        let shutdown = Shutdown::default();
+        let (req_tx, req_rx) = crossbeam::channel::unbounded::<()>();
+        let (res_tx, res_rx) = crossbeam::channel::unbounded::<u32>();
+        req_tx.send(()).unwrap();
+        start_stats_relay(req_rx, shutdown.events.clone()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let events = shutdown.events.clone();
+        let server = std::thread::spawn(move || serve_stats(&events, &res_tx, || false, || 7).unwrap());
+        assert_eq!(res_rx.recv_timeout(Duration::from_secs(5)), Ok(7), "the early request was dropped");
+        shutdown.fire();
+        server.join().unwrap();
     }
 
     /// The Watcher wakes the loop once when a Once source turns readable, and stops polling it (it stays
