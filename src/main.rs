@@ -158,17 +158,19 @@ fn start_stats_relay(requests: Receiver<()>, events: Arc<Events>) -> Result<()> 
 }
 
 /// Answer statistics requests until `exited` or a shutdown. `exited` is looked at first, then after
-/// each request and each Watcher event; in between the thread sleeps with no timeout, woken only by a
-/// request, a Watcher event or a signal.
+/// each request and each Watcher event, told whether a Watcher event came since its last look (at the
+/// first look: yes); in between the thread sleeps with no timeout, woken only by a request, a Watcher
+/// event or a signal.
 /// Requests counted before the call are answered: the server accepts connections from its launch, and
 /// a client may ask as soon as it can connect.
 fn serve_stats<M>(
     events: &Events,
     replies: &Sender<M>,
-    mut exited: impl FnMut() -> bool,
+    mut exited: impl FnMut(bool) -> bool,
     mut metrics: impl FnMut() -> M,
 ) -> Result<()> {
-    while !exited() {
+    let mut watched = true;
+    while !exited(watched) {
         let requests = {
             let guard = events.lock();
             let mut guard = events
@@ -178,7 +180,7 @@ fn serve_stats<M>(
             if guard.shutdown {
                 break;
             }
-            guard.looks = 0;
+            watched = std::mem::take(&mut guard.looks) > 0;
             std::mem::take(&mut guard.requests)
         };
         for _ in 0..requests {
@@ -607,11 +609,13 @@ impl<'a> Scheduler<'a> {
         serve_stats(
             &shutdown.events,
             &res_ch,
-            || {
+            |watched| {
                 if uei_exited!(&self.skel, uei) {
                     return true;
                 }
-                if auto {
+                // the controllers change only with a write the Watcher reports: a statistics request
+                // alone reads no file
+                if auto && watched {
                     let (now, why) = GroupMode::Auto.at_load();
                     if now != self.group_accounting {
                         regroup = Some((now, why));
@@ -1073,11 +1077,15 @@ mod tests {
         let (res_tx, res_rx) = crossbeam::channel::unbounded::<u32>();
         start_stats_relay(req_rx, shutdown.events.clone()).unwrap();
         let checks = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let (events, c) = (shutdown.events.clone(), checks.clone());
+        let watched_looks = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (events, c, w) = (shutdown.events.clone(), checks.clone(), watched_looks.clone());
         let server = std::thread::spawn(move || {
             let before = thread_usage();
-            serve_stats(&events, &res_tx, || c.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == u64::MAX, || 7)
-                .unwrap();
+            let exited = |watched: bool| {
+                w.fetch_add(watched as u64, std::sync::atomic::Ordering::SeqCst);
+                c.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == u64::MAX
+            };
+            serve_stats(&events, &res_tx, exited, || 7).unwrap();
             let after = thread_usage();
             (after.0 - before.0, after.1 - before.1)
         });
@@ -1093,6 +1101,8 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(1), "the shutdown waited {:?}", t.elapsed());
         // one look for the exit at the start, one after the request: none while idle
         assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 2, "exit looks in 1.8 s");
+        // a request is no Watcher event: only the first look re-reads what the Watcher follows
+        assert_eq!(watched_looks.load(std::sync::atomic::Ordering::SeqCst), 1, "looks told of an event");
         assert!(wakeups <= 4, "the loop woke {wakeups} times in 1.8 s");
         assert!(cpu < Duration::from_millis(50), "the loop used {cpu:?} of CPU in 1.8 s");
     }
@@ -1108,7 +1118,7 @@ mod tests {
         start_stats_relay(req_rx, shutdown.events.clone()).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         let events = shutdown.events.clone();
-        let server = std::thread::spawn(move || serve_stats(&events, &res_tx, || false, || 7).unwrap());
+        let server = std::thread::spawn(move || serve_stats(&events, &res_tx, |_| false, || 7).unwrap());
         assert_eq!(res_rx.recv_timeout(Duration::from_secs(5)), Ok(7), "the early request was dropped");
         shutdown.fire();
         server.join().unwrap();
@@ -1168,18 +1178,20 @@ mod tests {
                 events.update(|s| s.looks += 1);
             }
         });
-        let mut checks = 0;
+        let (mut checks, mut watched_looks) = (0, 0);
         serve_stats(
             &shutdown.events,
             &res_tx,
-            || {
+            |watched| {
                 checks += 1;
+                watched_looks += watched as u32;
                 checks > 5
             },
             || 0,
         )
         .unwrap();
         assert_eq!(checks, 6, "one look at the start, one per event");
+        assert_eq!(watched_looks, 6, "each look but told of its event");
     }
 
     #[test]

@@ -283,7 +283,8 @@ def test_loader(r, idle_secs=6):
              "--monitor stops at once on SIGINT, status 0",
              "--monitor as a user who may not read the statistics exits 1, saying why",
              "the loader unloads on SIGINT, status 0",
-             "an ejection (sysrq-S) ends the loader within a second, status 1, naming it"]
+             "an ejection (sysrq-S) ends the loader, status 1, naming it, within twice the time a SIGINT "
+             "unload took in this boot"]
     settings = unit_settings()
     umask, dir_mode = settings.get("UMask"), settings.get("RuntimeDirectoryMode")
     if umask is None or dir_mode is None:
@@ -339,9 +340,14 @@ def test_loader(r, idle_secs=6):
         r.check(names[4], False, "still running after 60 s")
 
     proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
     rc = wait_or_kill(proc, load_bound())
+    # the reference for the ejection below: the same loader's exit on request, in this boot (it unloads
+    # the scheduler itself, where after an ejection the kernel already has)
+    unload_took = time.monotonic() - t0
     logf.close()
-    r.check(names[5], rc == 0 and wait_for(lambda: scx_state() == "disabled", 10), f"rc={rc} state={scx_state()}")
+    r.check(names[5], rc == 0 and wait_for(lambda: scx_state() == "disabled", 10),
+            f"rc={rc} state={scx_state()} after {unload_took:.2f} s")
 
     log_path = os.path.join(OUT, "package-loader-ejected.log")
     with open(log_path, "w") as logf:
@@ -358,8 +364,11 @@ def test_loader(r, idle_secs=6):
         took = time.monotonic() - t0
     with open(log_path) as f:
         tail = f.read()[-400:]
-    r.check(names[6], rc == 1 and took < 1 and "disabled by sysrq-S" in tail,
-            f"rc={rc} after {took:.2f} s: {tail!r}")
+    # Woken by the exit's ring buffer, the loader ends about as fast as its own unload; one that missed
+    # the exit would wait for the kill. (A loader that polls for it is the idle check's to catch.) The
+    # bound scales with this machine's speed, as the reference does.
+    r.check(names[6], rc == 1 and took <= 2 * unload_took and "disabled by sysrq-S" in tail,
+            f"rc={rc} after {took:.2f} s (SIGINT unload {unload_took:.2f} s): {tail!r}")
 
 
 def test_remove(r):
