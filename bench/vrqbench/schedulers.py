@@ -85,6 +85,10 @@ SCHEDULERS = {
     # a shorter turn (--rr-interval-ms 3, half the default): at 10 ms x 4 workers per CPU a request's longest
     # wait for a CPU was a round of the others' 6 ms turns (issue 29's request tail; traced 2026-11-27)
     "vrq-rr-3": {"cmd": _vrq("--rr-interval-ms", "3"), "vrq": True, "variant": True},
+    # a bound on the round instead (--max-round-ms): turns keep rr_interval until a round of the queued tasks
+    # per CPU would last longer than this, then shrink to fit it -- 4 workers per CPU get ~4 ms (12) or ~3.3 ms
+    # (10), while 1-2 waiting per CPU (a build's compilers) keep 6 ms (issue 45's grain)
+    **{f"vrq-round-{ms}": {"cmd": _vrq("--max-round-ms", str(ms)), "vrq": True, "variant": True} for ms in (10, 12)},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},
