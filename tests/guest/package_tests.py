@@ -283,7 +283,7 @@ def test_loader(r, idle_secs=6):
              "--monitor stops at once on SIGINT, status 0",
              "--monitor as a user who may not read the statistics exits 1, saying why",
              "the loader unloads on SIGINT, status 0",
-             "an ejection (sysrq-S) ends the loader, status 1, naming it, within twice the time a SIGINT "
+             "an ejection (sysrq-S) ends the loader, status 1, naming it, within three times the time a SIGINT "
              "unload took in this boot"]
     settings = unit_settings()
     umask, dir_mode = settings.get("UMask"), settings.get("RuntimeDirectoryMode")
@@ -367,7 +367,7 @@ def test_loader(r, idle_secs=6):
     # Woken by the exit's ring buffer, the loader ends about as fast as its own unload; one that missed
     # the exit would wait for the kill. (A loader that polls for it is the idle check's to catch.) The
     # bound scales with this machine's speed, as the reference does.
-    r.check(names[6], rc == 1 and took <= 2 * unload_took and "disabled by sysrq-S" in tail,
+    r.check(names[6], rc == 1 and took <= 3 * unload_took and "disabled by sysrq-S" in tail,
             f"rc={rc} after {took:.2f} s (SIGINT unload {unload_took:.2f} s): {tail!r}")
 
 
