@@ -292,15 +292,18 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx;
+	u64 now;
 
 	if (!(tctx = task_ctx_of(p)))
 		return;
-	lat_wait_begins(p, tctx);
+	/* one clock read for the three steps: each read is a kfunc call, and this runs at every wake-up */
+	now = scx_bpf_now();
+	lat_wait_begins(p, tctx, now);
 	if (tctx->slept_at) {
-		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, scx_bpf_now() - tctx->slept_at);
+		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, now - tctx->slept_at);
 		tctx->slept_at = 0;
 	}
-	group_task_runnable(p, tctx);
+	group_task_runnable(p, tctx, now);
 }
 
 /* ops.quiescent: @p is no longer runnable (it sleeps, or leaves): no longer a latency waiter, one fewer

@@ -167,7 +167,7 @@ int count_goidle(s32 cpu, struct task_struct *prev);
 
 /* groups.bpf.c: group accounting, by mode (the callbacks' face), and the fork-depth penalty */
 int group_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
-int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx);
+int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int group_task_quiescent(struct task_ctx *tctx __tctx);
 int group_charge(struct task_ctx *tctx __tctx, u64 now, bool start);
 u64 group_multiplier_of(u32 group);
@@ -190,7 +190,7 @@ int sticky_ends(struct task_ctx *tctx __tctx, s32 cpu);
 int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable);
 
 /* stats.bpf.c: latency histograms */
-int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx);
+int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int lat_wait_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int cpu_goes_idle(s32 cpu, u64 now);
 int end_sync_handoff_wait(struct task_struct *p __task, s32 cpu, u64 now);
