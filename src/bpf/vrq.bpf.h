@@ -130,8 +130,11 @@ struct vrq_perf_masks_map perf_masks __weak SEC(".maps");	/* freq.bpf.c */
 #define __tctx __arg_nonnull		/* its task_ctx, looked up and checked by the caller */
 
 /* deadline.bpf.c: the deadline and its slice */
-u64 advance_niffies(u32 q);
-int refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken);
+u64 advance_niffies(u32 q, u64 now);
+/* refresh_deadline's @queued_read when the caller has not read the queue's depth */
+#define VRQ_QUEUED_UNREAD (-1LL)
+u64 refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken,
+		     s64 queued_read);
 u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken);
 bool anything_waiting(void);
 int renew_on_tick(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q);
@@ -160,7 +163,7 @@ bool stays_behind_kthread(struct task_struct *p __task, struct task_ctx *tctx __
 /* dispatch.bpf.c: a CPU looks for work */
 bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now);
 int find_best_head(s32 cpu, u32 own, struct best_head *best);
-bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best);
+bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best, u64 now);
 bool keep_served(s32 cpu, struct task_struct *prev __task);
 bool take_best(u32 own, const struct best_head *best);
 int count_goidle(s32 cpu, struct task_struct *prev);
