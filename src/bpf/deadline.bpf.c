@@ -9,11 +9,10 @@
 
 struct vrq_queue queues[VRQ_MAX_QUEUES];
 
-/* Advance queue @q's clock (its niffies) to now, never backwards, and return it. */
-__hidden u64 advance_niffies(u32 q)
+/* Advance queue @q's clock (its niffies) to @now (scx_bpf_now), never backwards, and return it. */
+__hidden u64 advance_niffies(u32 q, u64 now)
 {
 	struct vrq_queue *vq = queue_state(q);
-	u64 now = scx_bpf_now();
 
 	if (target_latency_ns)
 		now = vrq_clock_now(now, clock_mark, clock_ahead, clock_rate);
@@ -136,11 +135,17 @@ static __always_inline void fit_slice(struct task_ctx *tctx, u64 slice)
 /*
  * Bring a task's deadline onto queue @q's clock, then give it a new one when vrq_should_renew() says
  * so (@woken: it is queued by its wake-up, not after being descheduled while runnable), else keep it
- * and fit its remaining slice to the queue. Idempotent.
+ * and fit its remaining slice to the queue. @queued: the tasks in queue @q, as the caller has just
+ * read them (VRQ_QUEUED_UNREAD: read them here), so that one callback reads a queue's depth once: each
+ * read is a kfunc call that looks the queue up by its id. Idempotent. Returns the clock reading
+ * (scx_bpf_now) it refreshed at, for a caller that stamps the same moment without reading the clock
+ * again.
  */
-__hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken)
+__hidden u64 refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken,
+			      s64 queued_read)
 {
-	u64 niffies = advance_niffies(q), rate = clock_rate, queued = scx_bpf_dsq_nr_queued(q);
+	u64 now = scx_bpf_now(), niffies = advance_niffies(q, now), rate = clock_rate;
+	u64 queued = queued_read == VRQ_QUEUED_UNREAD ? scx_bpf_dsq_nr_queued(q) : queued_read;
 	u32 slice_rule;
 	u64 slice;
 
@@ -157,7 +162,7 @@ __hidden int refresh_deadline(struct task_struct *p __task, struct task_ctx *tct
 	}
 	if (woken)
 		place_under_share(tctx, q, queued, niffies, slice);
-	return 0;
+	return now;
 }
 
 /*
@@ -183,8 +188,12 @@ static __always_inline bool refreshed_by_dispatch(struct task_struct *p, const s
  */
 __hidden u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken)
 {
+	/* stamped with the refresh's clock reading: under the run queue's lock scx_bpf_now() returns the
+	 * same, and the read is a kfunc call */
 	if (woken || !refreshed_by_dispatch(p, tctx, q))
-		refresh_deadline(p, tctx, q, woken);
+		tctx->enq_at = refresh_deadline(p, tctx, q, woken, VRQ_QUEUED_UNREAD);
+	else
+		tctx->enq_at = scx_bpf_now();
 	tctx->refreshed_cpu = 0;
 	/*
 	 * vrq_task_prio(): the kernel's own work does not wait behind a long queue of user tasks. Set by
@@ -196,7 +205,6 @@ __hidden u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx 
 		if (tctx->kernel_wakeup)
 			stat_inc(VRQ_STAT_KERNEL_WAKEUP);
 	}
-	tctx->enq_at = scx_bpf_now();
 	return task_priodl(p, tctx);
 }
 
@@ -224,7 +232,7 @@ __hidden bool anything_waiting(void)
  */
 __hidden int renew_on_tick(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q)
 {
-	refresh_deadline(p, tctx, q, false);
+	refresh_deadline(p, tctx, q, false, VRQ_QUEUED_UNREAD);
 	p->scx.slice = tctx->time_slice > 0 ? tctx->time_slice : rr_interval_ns;
 	keep_on_cpu(tctx, cpu_ctx_of(cpu), task_priodl(p, tctx));
 	stat_inc(VRQ_STAT_RENEWED_ON_TICK);
@@ -239,7 +247,7 @@ __hidden int renew_on_tick(struct task_struct *p __task, struct task_ctx *tctx _
 __hidden int renew_before_sleep(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable)
 {
 	if (!runnable && tctx->queue != VRQ_NO_QUEUE)
-		refresh_deadline(p, tctx, tctx->queue, false);
+		refresh_deadline(p, tctx, tctx->queue, false, VRQ_QUEUED_UNREAD);
 	return 0;
 }
 

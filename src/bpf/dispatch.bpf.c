@@ -181,18 +181,19 @@ static __always_inline void keep_by_slice(struct task_struct *prev, struct task_
  * its own priodl (vrq_keeps_cpu). Its run is charged first: a slice the slice timer ended is used up
  * only once charged (otherwise only the tick charges), and an uncharged one would keep its old deadline
  * and win again until the next tick. Then its deadline is refreshed on this CPU's queue (renewed if its
- * slice is used up). True: it keeps the CPU (dispatch takes nothing; see keep_on_cpu).
+ * slice is used up). @now: dispatch's clock reading. True: it keeps the CPU (dispatch takes nothing; see
+ * keep_on_cpu).
  */
-__hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best)
+__hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best,
+			     u64 now)
 {
 	struct task_ctx *pctx;
 	struct cpu_ctx *cctx;
-	u64 priodl, now;
+	u64 priodl;
 
 	if (!prev_may_stay(cpu, prev) || !(pctx = task_ctx_of(prev)))
 		return false;
 	cctx = cpu_ctx_of(cpu);
-	now = scx_bpf_now();
 	charge_slice(pctx, now);
 	/*
 	 * A turn-end kick (end_longest_turn) lands here, before any stopping: a turn that is over is
@@ -204,7 +205,7 @@ __hidden bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, 
 		cctx->turn_started = now;
 		stat_inc(VRQ_STAT_TURN_OVER_DISPATCH);
 	}
-	refresh_deadline(prev, pctx, own, false);
+	refresh_deadline(prev, pctx, own, false, VRQ_QUEUED_UNREAD);
 	priodl = task_priodl(prev, pctx);
 	if (!vrq_keeps_cpu(priodl, best->q != VRQ_NO_QUEUE, best->priodl)) {
 		/* its enqueue follows before this CPU starts the winner: the refresh holds till then */

@@ -64,12 +64,11 @@ __hidden u64 group_multiplier_of(u32 group)
 }
 
 /*
- * Group accounting: @g's count changes by @delta, and so does the count of all grouped tasks (and of
- * busy groups, when @g becomes busy or idle); each average first counts the time the count held.
+ * Group accounting: @g's count changes by @delta at @now, and so does the count of all grouped tasks (and
+ * of busy groups, when @g becomes busy or idle); each average first counts the time the count held.
  */
-static __always_inline void group_load_add(struct vrq_load *g, s64 delta)
+static __always_inline void group_load_add(struct vrq_load *g, s64 delta, u64 now)
 {
-	u64 now = scx_bpf_now();
 	s64 before;
 
 	if (delta < 0 && g->nr <= 0)
@@ -82,19 +81,22 @@ static __always_inline void group_load_add(struct vrq_load *g, s64 delta)
 		__sync_fetch_and_add(&busy_groups, delta > 0 ? 1 : -1);
 }
 
-/* Group accounting: one more runnable task in @group (creating its entry for the first one). */
-static __always_inline void group_runnable_inc(u32 group)
+/* Group accounting: one more runnable task in @group at @now (creating its entry for the first one). */
+static __always_inline void group_runnable_inc(u32 group, u64 now)
 {
-	struct vrq_load first = {}, *g;	/* no tasks, no average: group_load_add starts it */
+	struct vrq_load *g;
 
 	g = bpf_map_lookup_elem(&group_runnable, &group);
 	if (!g) {
+		/* no tasks, no average: group_load_add starts it (zeroed here only, not on every call) */
+		struct vrq_load first = {};
+
 		/* first runnable task of the group; if another CPU created the entry meanwhile, count on it */
 		bpf_map_update_elem(&group_runnable, &group, &first, BPF_NOEXIST);
 		g = bpf_map_lookup_elem(&group_runnable, &group);
 	}
 	if (g)
-		group_load_add(g, 1);
+		group_load_add(g, 1, now);
 }
 
 /* ops.init_task's step: the task's cgroup (--group-accounting cgroup); nothing in the other modes. */
@@ -106,11 +108,11 @@ __hidden int group_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_
 }
 
 /*
- * ops.runnable's step: @p counts in its group while it is runnable (group_task_quiescent takes it off):
- * session or thread, it records its group (group) and counts in group_runnable; cgroup, in its cgroup
- * (cgroup_runnable).
+ * ops.runnable's step, at @now: @p counts in its group while it is runnable (group_task_quiescent
+ * takes it off): session or thread, it records its group (group) and counts in group_runnable; cgroup,
+ * in its cgroup (cgroup_runnable).
  */
-__hidden int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx)
+__hidden int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now)
 {
 	u32 group;
 
@@ -121,7 +123,7 @@ __hidden int group_task_runnable(struct task_struct *p __task, struct task_ctx *
 	group = group_of(p);
 	tctx->group = group;
 	if (group)
-		group_runnable_inc(group);
+		group_runnable_inc(group, now);
 	return 0;
 }
 
@@ -136,7 +138,7 @@ __hidden int group_task_quiescent(struct task_ctx *tctx __tctx)
 	if (group_accounting == VRQ_GROUP_OFF || !group)
 		return 0;
 	if ((g = bpf_map_lookup_elem(&group_runnable, &group)))
-		group_load_add(g, -1);
+		group_load_add(g, -1, scx_bpf_now());
 	return 0;
 }
 

@@ -144,7 +144,7 @@ void BPF_STRUCT_OPS(vrq_dispatch, s32 cpu, struct task_struct *prev)
 	if (rescue_starved_sched_idle(cpu, own, now))
 		return;
 	find_best_head(cpu, own, &best);
-	if (prev && prev_keeps_cpu(cpu, prev, own, &best))
+	if (prev && prev_keeps_cpu(cpu, prev, own, &best, now))
 		return;
 	if (best.q != VRQ_NO_QUEUE)
 		count_sticky_passed(&best, best.priodl);
@@ -173,7 +173,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 	if (!tctx)
 		return;
 	if (tctx->queue != q)
-		refresh_deadline(p, tctx, q, false);
+		refresh_deadline(p, tctx, q, false, VRQ_QUEUED_UNREAD);
 	tctx->last_charged = scx_bpf_now();
 	group_charge(tctx, tctx->last_charged, true);
 	lat_wait_ends(p, tctx, tctx->last_charged);
@@ -202,7 +202,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 
 	if (target_latency_ns)
 		clock_update(now);
-	advance_niffies(q);
+	advance_niffies(q, now);
 	if (tctx) {
 		charge_slice(tctx, now);
 		group_charge(tctx, now, false);
@@ -292,15 +292,18 @@ bool BPF_STRUCT_OPS(vrq_yield, struct task_struct *from, struct task_struct *to)
 void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx;
+	u64 now;
 
 	if (!(tctx = task_ctx_of(p)))
 		return;
-	lat_wait_begins(p, tctx);
+	/* one clock read for the three steps: each read is a kfunc call, and this runs at every wake-up */
+	now = scx_bpf_now();
+	lat_wait_begins(p, tctx, now);
 	if (tctx->slept_at) {
-		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, scx_bpf_now() - tctx->slept_at);
+		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, now - tctx->slept_at);
 		tctx->slept_at = 0;
 	}
-	group_task_runnable(p, tctx);
+	group_task_runnable(p, tctx, now);
 }
 
 /* ops.quiescent: @p is no longer runnable (it sleeps, or leaves): no longer a latency waiter, one fewer

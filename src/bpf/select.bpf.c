@@ -173,20 +173,23 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 
 /*
  * Insert @p straight into @cpu's local DSQ, the CPU select_cpu returns, its deadline refreshed on that
- * CPU's queue as a wake-up. Nothing passes it there: the CPU is idle (nothing queued it may run, else it
- * would not be idle), or it is the waker's with nothing waiting for it (sync hand-off). The kernel
- * wakes the CPU because a task arrived on it: no kick, so no idle->idle reschedule.
+ * CPU's queue as a wake-up (@queued: that queue's depth if already read, else VRQ_QUEUED_UNREAD).
+ * Nothing passes it there: the CPU is idle (nothing queued it may run, else it would not be idle), or
+ * it is the waker's with nothing waiting for it (sync hand-off). The kernel wakes the CPU because a
+ * task arrived on it: no kick, so no idle->idle reschedule. Returns the refresh's clock reading.
  */
-static __always_inline void insert_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+static __always_inline u64 insert_on_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu, s64 queued)
 {
-	refresh_deadline(p, tctx, queue_of_cpu(cpu), true);
+	u64 now = refresh_deadline(p, tctx, queue_of_cpu(cpu), true, queued);
+
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, 0);
+	return now;
 }
 
 /*
  * Sync hand-off: the waker is about to sleep -- a sync wake-up (--sync-handoff), or the fork of a vfork
  * child (--vfork-handoff; vfork_done is set before the child's first wake-up): vrq_waker_sleeps -- and
- * nothing else waits for its CPU.
+ * nothing else waits for its CPU: when it applies, the waker's queue was read empty.
  */
 static __always_inline bool sync_handoff_applies(struct task_struct *p, s32 waker, u64 wake_flags)
 {
@@ -247,10 +250,11 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 
 	if (sync_handoff_applies(p, waker, wake_flags)) {
 		struct cpu_ctx *wctx = cpu_ctx_of(waker);
+		/* the waker's queue was just read empty (sync_handoff_applies): not looked up again */
+		u64 now = insert_on_cpu(p, tctx, waker, 0);
 
-		insert_on_cpu(p, tctx, waker);
 		if (wctx)
-			wctx->sync_handoff_at = scx_bpf_now();
+			wctx->sync_handoff_at = now;
 		/* a fork is never flagged sync: the other is a vfork child's */
 		stat_inc(wake_flags & SCX_WAKE_SYNC ? VRQ_STAT_SYNC_HANDOFF : VRQ_STAT_VFORK_HANDOFF);
 		return waker;
@@ -263,7 +267,7 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 		return waker;
 	}
 	if (pk.cpu >= 0) {
-		insert_on_cpu(p, tctx, pk.cpu);
+		insert_on_cpu(p, tctx, pk.cpu, VRQ_QUEUED_UNREAD);
 		stat_inc(VRQ_STAT_SEL_PREV + pk.dist);
 		if (pk.scaled)
 			stat_inc(VRQ_STAT_SEL_SCALED);

@@ -108,16 +108,16 @@ __hidden int lat_turn_ends(struct task_struct *p __task, struct task_ctx *tctx _
 }
 
 /*
- * Latency histograms: @p's wake-up wait begins -- only if no wait is under way, and as a requeued wait
+ * Latency histograms: @p's wake-up wait begins at @now -- only if no wait is under way, and as a requeued wait
  * for the running task: runnable also follows a change of a task's nice or affinity (dequeued and
  * queued again), which continues the wait of a waiting task, and for the running task comes between a
  * stopping() and a running() -- no wake-up. (Every turn still follows one recorded wait.)
  */
-__hidden int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx)
+__hidden int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now)
 {
 #if VRQ_LAT_HIST
 	if (!tctx->lat.wait_since) {
-		tctx->lat.wait_since = scx_bpf_now();
+		tctx->lat.wait_since = now;
 		tctx->lat.wait_requeue = scx_bpf_task_running(p);
 	}
 #endif

@@ -130,8 +130,11 @@ struct vrq_perf_masks_map perf_masks __weak SEC(".maps");	/* freq.bpf.c */
 #define __tctx __arg_nonnull		/* its task_ctx, looked up and checked by the caller */
 
 /* deadline.bpf.c: the deadline and its slice */
-u64 advance_niffies(u32 q);
-int refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken);
+u64 advance_niffies(u32 q, u64 now);
+/* refresh_deadline's @queued_read when the caller has not read the queue's depth */
+#define VRQ_QUEUED_UNREAD (-1LL)
+u64 refresh_deadline(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken,
+		     s64 queued_read);
 u64 ready_to_queue(struct task_struct *p __task, struct task_ctx *tctx __tctx, u32 q, bool woken);
 bool anything_waiting(void);
 int renew_on_tick(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q);
@@ -160,14 +163,14 @@ bool stays_behind_kthread(struct task_struct *p __task, struct task_ctx *tctx __
 /* dispatch.bpf.c: a CPU looks for work */
 bool rescue_starved_sched_idle(s32 cpu, u32 q, u64 now);
 int find_best_head(s32 cpu, u32 own, struct best_head *best);
-bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best);
+bool prev_keeps_cpu(s32 cpu, struct task_struct *prev __task, u32 own, const struct best_head *best, u64 now);
 bool keep_served(s32 cpu, struct task_struct *prev __task);
 bool take_best(u32 own, const struct best_head *best);
 int count_goidle(s32 cpu, struct task_struct *prev);
 
 /* groups.bpf.c: group accounting, by mode (the callbacks' face), and the fork-depth penalty */
 int group_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *args);
-int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx);
+int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int group_task_quiescent(struct task_ctx *tctx __tctx);
 int group_charge(struct task_ctx *tctx __tctx, u64 now, bool start);
 u64 group_multiplier_of(u32 group);
@@ -190,7 +193,7 @@ int sticky_ends(struct task_ctx *tctx __tctx, s32 cpu);
 int mark_sticky(struct task_struct *p __task, struct task_ctx *tctx __tctx, bool runnable);
 
 /* stats.bpf.c: latency histograms */
-int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx);
+int lat_wait_begins(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int lat_wait_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int cpu_goes_idle(s32 cpu, u64 now);
 int end_sync_handoff_wait(struct task_struct *p __task, s32 cpu, u64 now);
