@@ -102,8 +102,9 @@ static __always_inline void renew_deadline(struct task_struct *p, struct task_ct
 /*
  * At a renewal of @tctx's deadline (its new slice in time_slice; @old_slice what was left of the last
  * one, negative by the run beyond it): what it owes comes out of the new slice, down to the shortest
- * slice (vrq_slice_payment); the rest is owed on to the next renewal. A global function, walked once by the verifier: inlined into
- * refresh_deadline, its branches multiplied with every caller's and the walk grew several times over.
+ * slice (vrq_slice_payment); the rest is owed on to the next renewal. A global function, walked once by
+ * the verifier: inlined into refresh_deadline, its branches multiplied with every caller's and the walk
+ * grew several times over.
  * Returns 0.
  */
 __noinline int repay_overrun(struct task_ctx *tctx __tctx, s64 old_slice)
