@@ -21,7 +21,8 @@ import threading
 import time
 
 from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, migrations_and_shares,
-                     nr_cpus, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for)
+                     nr_cpus, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for,
+                     wait_started)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -81,6 +82,16 @@ def wake_from(prev, allowed):
     return cpu
 
 
+def settle(r, hogs, label):
+    """Wait until every hog runs its loop on its own CPU, then a little longer. A hog starts unpinned
+    (Python forks taskset on any idle CPU) and is pinned only when taskset has run: on a slow host its
+    start took longer than a fixed settle time, and the CPU it started on, busy, turned the first
+    wake-ups of a case elsewhere. Not started at all is a failure of its own."""
+    if not wait_started(hogs):
+        r.check(f"{label}: hogs started", False, f"pids {[h.pid for h in hogs]}")
+    time.sleep(0.5)
+
+
 def unload_checked(r, label):
     """For loaded(unload=...): stop the scheduler and check that it exits 0 -- also when the block
     raised."""
@@ -109,7 +120,7 @@ def test_selection_order(r):
     with loaded("--queue", "llc", name="topology-select", unload=unload_checked(r, "topology/select unload")):
         for name, busy, allowed, expect_cpu, counter in cases:
             hogs = [start_hog(cpu=c) for c in sorted(busy)]
-            time.sleep(0.5)
+            settle(r, hogs, f"topology/select {name}")
             with Stats() as stats:
                 idle0 = cpu_idle_ticks()
                 landed = [wake_from(0, allowed) for _ in range(WAKES)]
@@ -120,7 +131,7 @@ def test_selection_order(r):
             hits = landed.count(expect_cpu)
             r.check(f"topology/select {name}: lands on CPU {expect_cpu}", hits >= 0.8 * WAKES,
                     f"{hits}/{WAKES} on CPU {expect_cpu} (busy {sorted(busy)}, allowed {sorted(allowed)}; "
-                    f"woke on {dict(sorted(collections.Counter(landed).items()))}; idle ticks per CPU "
+                    f"woke on {dict(sorted(collections.Counter(landed).items()))}, in order {landed}; idle ticks per CPU "
                     f"{[b - a for a, b in zip(idle0, idle1)]}; running: {running})")
             r.check(f"topology/select {name}: counted as {counter}", counters.get(counter, 0) >= 0.8 * WAKES,
                     f"{counter}={counters.get(counter)} sel_prev={counters.get('sel_prev')} "
@@ -160,7 +171,7 @@ def test_freq_aware_order(r):
                     continue  # blind, either CPU of the other package is right
                 inject_perf(scaled)
                 hogs = [start_hog(cpu=c) for c in sorted(busy)]
-                time.sleep(0.5)
+                settle(r, hogs, f"topology/freq {threshold} {name}")
                 with Stats() as stats:
                     landed = [wake_from(0, allowed) for _ in range(WAKES)]
                     c = stats.read()
@@ -169,7 +180,7 @@ def test_freq_aware_order(r):
                 label = f"topology/freq {'aware' if aware else 'blind (--freq-threshold 0)'}: {name}"
                 r.check(f"{label}: lands on CPU {expect}", hits >= 0.8 * WAKES,
                         f"{hits}/{WAKES} (busy {sorted(busy)}, scaled {sorted(scaled)}, allowed "
-                        f"{sorted(allowed)}; woke on {dict(sorted(collections.Counter(landed).items()))})")
+                        f"{sorted(allowed)}; woke on {dict(sorted(collections.Counter(landed).items()))}, in order {landed})")
                 scaled_hits = sum(1 for cpu in landed if cpu in scaled)
                 if aware:
                     r.check(f"{label}: counted ({counter}, sel_scaled)",
