@@ -856,6 +856,89 @@ static void test_group_load_edges(void)
 }
 
 /*
+ * A group's slot word: owner and count in one word; a task counts where its group owns the slot, or
+ * claims one no task counts in; a count's decrement (the word less 1) never touches the owner.
+ */
+static void test_group_slot_word(void)
+{
+	u64 w, next;
+	u32 g, i, j;
+
+	w = vrq_group_word(0xfffffffeU, 0xffffffffU);
+	CHECK(vrq_group_word_owner(w) == 0xfffffffeU && vrq_group_word_count(w) == 0xffffffffU);
+	w = vrq_group_word(7, 0);
+	CHECK(vrq_group_word_owner(w) == 7 && vrq_group_word_count(w) == 0);
+
+	/* its own slot, busy or idle: one more, claimed or not */
+	CHECK(vrq_group_word_inc(vrq_group_word(7, 0), 7, 0) == vrq_group_word(7, 1));
+	CHECK(vrq_group_word_inc(vrq_group_word(7, 3), 7, 1) == vrq_group_word(7, 4));
+	/* another group's busy slot: never */
+	CHECK(vrq_group_word_inc(vrq_group_word(8, 1), 7, 0) == 0);
+	CHECK(vrq_group_word_inc(vrq_group_word(8, 1), 7, 1) == 0);
+	/* another group's idle slot (or a never used one): only when claiming, and its first task */
+	CHECK(vrq_group_word_inc(vrq_group_word(8, 0), 7, 0) == 0);
+	CHECK(vrq_group_word_inc(vrq_group_word(8, 0), 7, 1) == vrq_group_word(7, 1));
+	CHECK(vrq_group_word_inc(0, 7, 1) == vrq_group_word(7, 1));
+	CHECK(vrq_group_word_taken_over(vrq_group_word(8, 0), 7));
+	CHECK(vrq_group_word_taken_over(0, 7));
+	CHECK(!vrq_group_word_taken_over(vrq_group_word(7, 0), 7));
+	/* counts up and back down to the group's idle word, the owner untouched; 0 <-> 1 is where a group
+	 * becomes busy or idle */
+	w = vrq_group_word(0x80000001U, 0);
+	for (i = 0; i < 1000; i++) {
+		next = vrq_group_word_inc(w, 0x80000001U, 0);
+		CHECK(vrq_group_word_count(next) == i + 1 && vrq_group_word_owner(next) == 0x80000001U);
+		w = next;
+	}
+	for (i = 1000; i > 0; i--) {
+		w += (u64)-1;		/* quiescent's atomic add of -1 */
+		CHECK(vrq_group_word_count(w) == i - 1 && vrq_group_word_owner(w) == 0x80000001U);
+	}
+	CHECK(w == vrq_group_word(0x80000001U, 0));
+
+	/* the probed slots: in range, all different, consecutive from the home slot */
+	for (g = 1; g < 100000; g += 37) {
+		for (i = 0; i < VRQ_GROUP_PROBES; i++) {
+			CHECK(vrq_group_probe(g, i) < VRQ_GROUP_SLOTS);
+			CHECK(vrq_group_probe(g, i) == ((vrq_group_probe(g, 0) + i) & (VRQ_GROUP_SLOTS - 1)));
+			for (j = 0; j < i; j++)
+				CHECK(vrq_group_probe(g, i) != vrq_group_probe(g, j));
+		}
+	}
+	/* consecutive ids (pids of one boot's sessions) land apart: 1024 of them in over 900 home slots */
+	{
+		static unsigned char used[VRQ_GROUP_SLOTS];
+		u32 homes = 0;
+
+		for (g = 1000; g < 2024; g++)
+			if (!used[vrq_group_probe(g, 0)]++)
+				homes++;
+		CHECK(homes > 900);
+	}
+}
+
+/*
+ * A slot's average from the count its word holds (vrq_load_avg_of, vrq_load_note_of) is the average
+ * struct vrq_load keeps with its own nr.
+ */
+static void test_group_load_of(void)
+{
+	const u64 tau = MS(6);
+	struct vrq_load own = {.nr = 2}, slot = {0};
+	s64 count = 2;
+	u64 now;
+
+	for (now = US(5); now < MS(100); now += US(5) + now % US(7)) {
+		vrq_load_note_change(&own, now, tau);
+		vrq_load_note_of(&slot, count, now, tau);
+		count = now % 3 + 1;
+		own.nr = count;
+		CHECK(own.avg == slot.avg && own.acc == slot.acc && own.stamp == slot.stamp && own.last == slot.last);
+		CHECK(vrq_load_avg_at(&own, now + US(3), tau) == vrq_load_avg_of(&slot, count, now + US(3), tau));
+	}
+}
+
+/*
  * The multiplier is relative to the mean group. Alone (one busy group), exactly 1 whatever its count
  * does: hackbench's single group swinging from 5 to 160 runnable keeps BFS's order.
  */
@@ -1273,6 +1356,8 @@ int main(void)
 		{ "group_load_kept", test_group_load_kept },
 		{ "group_load_edges", test_group_load_edges },
 		{ "group_multiplier", test_group_multiplier },
+		{ "group_slot_word", test_group_slot_word },
+		{ "group_load_of", test_group_load_of },
 		{ "fork_depth", test_fork_depth },
 		{ "cgroup_weights", test_cgroup_weights },
 		{ "cpu_scaled", test_cpu_scaled },

@@ -179,43 +179,111 @@ struct vrq_load {
 	u64 acc;	/* units x ns counted from @stamp to @last */
 };
 
-/* What @l's average is at @now, with all it counted since @stamp and @nr held since @last. */
-static __always_inline u64 vrq_load_avg_at(const struct vrq_load *l, u64 now, u64 tau_ns)
+/*
+ * What @l's average is at @now, with all it counted since @stamp and the count @count held since @last
+ * (vrq_load_avg_at: @l's own nr; a group's slot keeps its count elsewhere, vrq_group_word).
+ */
+static __always_inline u64 vrq_load_avg_of(const struct vrq_load *l, s64 count, u64 now, u64 tau_ns)
 {
 	u64 held = (s64)(now - l->last) > 0 ? now - l->last : 0;
 	u64 period = (s64)(now - l->stamp) > 0 ? now - l->stamp : 0;
-	u64 nr = vrq_group_level(l->nr) / VRQ_GROUP_LOAD_ONE, acc;
+	u64 nr = vrq_group_level(count) / VRQ_GROUP_LOAD_ONE, acc;
 
 	if (!period)
 		return l->avg;
 	if (held >= tau_ns || period < held)
-		return vrq_group_level(l->nr);	/* the count held all of tau (or the stamps raced) */
+		return vrq_group_level(count);	/* the count held all of tau (or the stamps raced) */
 	/* @period < tau + tau / VRQ_GROUP_SAMPLES (a change past the sample folds @acc in), so
 	 * @acc < 2^12 x 2^31 ns: the product with the fixed point's 2^10 fits */
 	acc = l->acc + nr * held;
 	return vrq_group_avg_toward(l->avg, acc * VRQ_GROUP_LOAD_ONE / period, period, tau_ns);
 }
 
-/* @l's count is about to change at @now: count the time it held, and take that into the average when
- * a sample is due. */
-static __always_inline void vrq_load_note_change(struct vrq_load *l, u64 now, u64 tau_ns)
+static __always_inline u64 vrq_load_avg_at(const struct vrq_load *l, u64 now, u64 tau_ns)
+{
+	return vrq_load_avg_of(l, l->nr, now, tau_ns);
+}
+
+/* @l's count, @count until now, is about to change at @now: count the time it held, and take that into
+ * the average when a sample is due (vrq_load_note_change: @l's own nr). */
+static __always_inline void vrq_load_note_of(struct vrq_load *l, s64 count, u64 now, u64 tau_ns)
 {
 	u64 held = (s64)(now - l->last) > 0 ? now - l->last : 0;
 
 	if (held >= tau_ns || (s64)(now - l->stamp) < 0 || l->last < l->stamp) {
-		l->avg = vrq_group_level(l->nr);
+		l->avg = vrq_group_level(count);
 		l->acc = 0;
 		l->stamp = l->last = now;
 		return;
 	}
 	if (now - l->stamp >= tau_ns / VRQ_GROUP_SAMPLES) {
-		l->avg = vrq_load_avg_at(l, now, tau_ns);
+		l->avg = vrq_load_avg_of(l, count, now, tau_ns);
 		l->acc = 0;
 		l->stamp = l->last = now;
 		return;
 	}
-	l->acc += vrq_group_level(l->nr) / VRQ_GROUP_LOAD_ONE * held;
+	l->acc += vrq_group_level(count) / VRQ_GROUP_LOAD_ONE * held;
 	l->last = now;
+}
+
+static __always_inline void vrq_load_note_change(struct vrq_load *l, u64 now, u64 tau_ns)
+{
+	vrq_load_note_of(l, l->nr, now, tau_ns);
+}
+
+/*
+ * A group's slot (groups.bpf.c, group_slots): the group that owns it and its runnable count in one
+ * 64-bit word, owner << 32 | count, so that one compare-and-swap both checks the owner and changes the
+ * count: a slot whose count is 0 may be taken by another group, and a task counting in a slot can
+ * never race such a takeover. Each task remembers the slot it counted in and finds it there at its
+ * next wake-up (one array load, where a hash lookup hashes and walks a bucket); a group claims a slot
+ * among VRQ_GROUP_PROBES from its home (vrq_group_probe), the first it owns, else the first idle one.
+ */
+#define VRQ_GROUP_SLOTS_SHIFT 14
+#define VRQ_GROUP_SLOTS (1U << VRQ_GROUP_SLOTS_SHIFT)
+#define VRQ_GROUP_PROBES 8
+
+static __always_inline u64 vrq_group_word(u32 owner, u32 count)
+{
+	return (u64)owner << 32 | count;
+}
+
+static __always_inline u32 vrq_group_word_owner(u64 word)
+{
+	return word >> 32;
+}
+
+static __always_inline u32 vrq_group_word_count(u64 word)
+{
+	return (u32)word;
+}
+
+/* The @i-th slot @group may claim: linear from a multiplicative hash of the id (session ids and tgids
+ * are pids, close together: the hash spreads them). */
+static __always_inline u32 vrq_group_probe(u32 group, u32 i)
+{
+	return (((group * 2654435761U) >> (32 - VRQ_GROUP_SLOTS_SHIFT)) + i) & (VRQ_GROUP_SLOTS - 1);
+}
+
+/*
+ * A slot's word @word with one more runnable task of @group: its count + 1 when @group owns it, or
+ * (@claim) @group's first when no task counts in it (an idle group's slot is taken over); 0 when @group
+ * cannot count there (another group's tasks do).
+ */
+static __always_inline u64 vrq_group_word_inc(u64 word, u32 group, int claim)
+{
+	if (vrq_group_word_owner(word) == group)
+		return word + 1;
+	if (claim && !vrq_group_word_count(word))
+		return vrq_group_word(group, 1);
+	return 0;
+}
+
+/* A slot's word @before became @after (vrq_group_word_inc): @group took it over from another group, whose
+ * averages it must not inherit. */
+static __always_inline int vrq_group_word_taken_over(u64 before, u32 group)
+{
+	return vrq_group_word_owner(before) != group;
 }
 
 /*
