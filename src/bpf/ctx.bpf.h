@@ -130,6 +130,13 @@ struct lat_marks {
 	u8 wait_requeue;	/* with wait_since: the wait was begun by a deschedule, not a wake-up */
 };
 
+/* Where a task counts in its group while runnable (task_ctx.group_in; groups.bpf.c). */
+enum vrq_group_in {
+	VRQ_GROUP_IN_NONE,	/* nowhere: not runnable, no group, or no room even in the fallback */
+	VRQ_GROUP_IN_SLOT,	/* the group's slot, task_ctx.group_slot */
+	VRQ_GROUP_IN_HASH,	/* the fallback, group_runnable */
+};
+
 struct task_ctx {
 	/* the deadline and the slice (refresh_deadline, charge_slice) */
 	u64 deadline;		/* virtual deadline, on the clock of queue `queue` */
@@ -137,7 +144,7 @@ struct task_ctx {
 	s64 time_slice;		/* what is left of the current slice (ns) */
 	u64 last_charged;	/* when run time was last charged to time_slice */
 	u32 queue;		/* the queue whose clock `deadline` is on (VRQ_NO_QUEUE: none yet) */
-	u32 group;		/* group id counted in group_runnable while runnable (0: none) */
+	u32 group;		/* group id (--group-accounting session or thread) at its last runnable (0: none) */
 	struct fork_depth fork;		/* the fork-depth penalty (groups.bpf.c) */
 	struct cgroup_mark cg;		/* cgroup weights (cgroup.bpf.c) */
 	u8 kernel_wakeup;	/* a kernel thread woken: VRQ_PRIO_KERNEL (task_prio) until it uses up its
@@ -172,6 +179,11 @@ struct task_ctx {
 	u64 slept_at;
 	u64 avg_sleep_ns;
 	struct lat_marks lat;		/* latency histograms (stats.bpf.c) */
+	/* session and thread groups (groups.bpf.c): the group's slot it last counted in (group_slots),
+	 * where runnable looks first and the multiplier reads the group's average; and where it counts
+	 * while runnable (enum vrq_group_in). runnable writes both, quiescent takes group_in */
+	u32 group_slot;
+	u8 group_in;
 };
 
 /* What dispatch found at the heads of the queues (find_best_head). */

@@ -66,7 +66,7 @@ static __always_inline void count_slice_rule(u64 slice, u32 rule)
 static __always_inline void renew_deadline(struct task_struct *p, struct task_ctx *tctx, u64 niffies, u64 slice,
 					   u64 rate, bool woken)
 {
-	u64 group_m = group_multiplier_of(tctx->group);
+	u64 group_m = group_multiplier_of(tctx->group, tctx->group_slot);
 	u64 depth_m = fork_depth_penalty ? vrq_fork_depth_multiplier(tctx->fork.fork_depth) : 1;
 	/* the offset is in the queues' clock time (at @rate): the same for every task at any rate */
 	u64 clock_slice = vrq_clock_slice(slice, rr_interval_ns, rate), lag = 0, credit;

@@ -173,7 +173,7 @@ int group_task_init(struct task_ctx *tctx __tctx, struct scx_init_task_args *arg
 int group_task_runnable(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 now);
 int group_task_quiescent(struct task_ctx *tctx __tctx);
 int group_charge(struct task_ctx *tctx __tctx, u64 now, bool start);
-u64 group_multiplier_of(u32 group);
+u64 group_multiplier_of(u32 group, u32 slot);
 u32 fork_depth_of(struct task_struct *p __task);
 
 /* freq.bpf.c: frequency-aware selection */
