@@ -46,6 +46,13 @@ struct {
 	__type(value, struct vrq_load);
 } group_runnable SEC(".maps");
 
+/*
+ * How many times group_claim tries a slot's compare-and-swap while its group's other tasks change the
+ * count on other CPUs: enough that a busy group's tasks do not spill into the fallback (runnable's own
+ * try, on the task's slot, gives up sooner and claims).
+ */
+#define VRQ_GROUP_CAS_TRIES 16
+
 /* Tasks counted in group_runnable: while there are none, a claim need not look there first. */
 static s64 group_hash_tasks;
 
@@ -170,16 +177,16 @@ static __always_inline bool group_runnable_inc(u32 group, u64 now)
 
 /*
  * One more runnable task of @group in slot @s at @now, when @group owns it or (@claim) may take it
- * (vrq_group_word_inc): the word changes by compare-and-swap, retried while other tasks of the group
- * change the count meanwhile. A slot taken over starts with no average, as a group new to
- * group_runnable did.
+ * (vrq_group_word_inc): the word changes by compare-and-swap, tried up to @tries times while other
+ * tasks of the group change the count meanwhile. A slot taken over starts with no average, as a group
+ * new to group_runnable did.
  */
-static __always_inline bool group_slot_inc(struct group_slot *s, u32 group, bool claim, u64 now)
+static __always_inline bool group_slot_inc(struct group_slot *s, u32 group, bool claim, u64 now, int tries)
 {
 	u64 before = READ_ONCE(s->word), after, seen;
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < tries; i++) {
 		if (!(after = vrq_group_word_inc(before, group, claim)))
 			return false;
 		seen = __sync_val_compare_and_swap(&s->word, before, after);
@@ -221,7 +228,7 @@ __noinline int group_claim(struct task_ctx *tctx __tctx, u32 group, u64 now)
 		if (!(s = group_slot_at(idx)))
 			continue;
 		/* the first pass finds its own, the second an idle one */
-		if (group_slot_inc(s, group, i >= VRQ_GROUP_PROBES, now)) {
+		if (group_slot_inc(s, group, i >= VRQ_GROUP_PROBES, now, VRQ_GROUP_CAS_TRIES)) {
 			tctx->group_slot = idx;
 			tctx->group_in = VRQ_GROUP_IN_SLOT;
 			return 0;
@@ -263,7 +270,7 @@ __hidden int group_task_runnable(struct task_struct *p __task, struct task_ctx *
 	tctx->group_in = VRQ_GROUP_IN_NONE;
 	if (!group)
 		return 0;
-	if ((s = group_slot_at(tctx->group_slot)) && group_slot_inc(s, group, false, now)) {
+	if ((s = group_slot_at(tctx->group_slot)) && group_slot_inc(s, group, false, now, 2)) {
 		tctx->group_in = VRQ_GROUP_IN_SLOT;
 		return 0;
 	}
