@@ -212,6 +212,8 @@ counted:
  * runnable, when @tctx's remembered slot is no longer its group's: count in the slot @group owns among its
  * probed ones, else in the first idle one; if every probed slot counts other groups' tasks, in
  * group_runnable (where a group whose tasks already count there stays, so that its count is not split).
+ * Two tasks of a group claiming at the same moment, while a slot probed before the group's goes idle,
+ * can take two slots: the group then counts in both (twice in busy_groups) until one is taken over.
  * A global function: its loops are walked once, not in runnable's states.
  */
 __noinline int group_claim(struct task_ctx *tctx __tctx, u32 group, u64 now)
