@@ -38,6 +38,8 @@ BUILD_UNITS = 6   # C files in the build's code base
 # EEVDF, the floor, scx_vrq's defaults and BFS (--profile bfs: every mechanism beyond BFS off, one queue)
 BASE_SCHEDULERS = ["eevdf", "floor", "vrq-llc", "vrq-bfs"]
 DEFAULTS = "vrq-llc"
+# the other queue layouts (--queue), shown beside the defaults when named: what grows with the queues
+QUEUE_MODES = ["vrq-global", "vrq-cpu"]
 # each knob that gates a mechanism, turned the other way from its default (scheduler, the flags, what)
 MECHANISMS = [
     ("vrq-global", "--queue global", "one queue for all CPUs (default: one per LLC)"),
@@ -252,7 +254,7 @@ def markdown(out):
     ncpu = 1 if clocked else (machine.get("cpus") or (plan.get("vm") or {}).get("cpus") or 1)
     summary = summarize(plan, recs, ncpu)
     scheds = plan["schedulers"]
-    main = [s for s in scheds if s in BASE_SCHEDULERS or peer_of(s)]
+    main = [s for s in scheds if s in BASE_SCHEDULERS or s in QUEUE_MODES or peer_of(s)]
     lines = ["# The cost of one scheduling event", ""]
     lines += reportmod.instrument_lines(plan, machine)
     missing = [p for p in PEERS if p not in scheds]
