@@ -220,7 +220,7 @@ __hidden bool anything_waiting(void)
 	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0 || scx_bpf_dsq_nr_queued(SCX_DSQ_GLOBAL) > 0)
 		return true;
 	bpf_for(q, 0, nr_queues) {
-		if (scx_bpf_dsq_nr_queued(q) > 0)
+		if (queue_may_hold(q) && scx_bpf_dsq_nr_queued(q) > 0)
 			return true;
 	}
 	return false;

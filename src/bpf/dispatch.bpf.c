@@ -103,11 +103,17 @@ __hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
 	best->sticky_passed = (u64)-1;
 	best->pick_pid = 0;
 	bpf_for(q, 0, nr_queues) {
+		if (q != own && !queue_may_hold(q))
+			continue;
 		if (q != own)
 			stat_inc(VRQ_STAT_PEEK);
 		head = __COMPAT_scx_bpf_dsq_peek(q);
-		if (!head)
+		if (!head) {
+			/* this CPU's own queue, under its lock: nothing can go in meanwhile */
+			if (q == own && queue == VRQ_QUEUE_CPU)
+				WRITE_ONCE(queues[QUEUE_IDX(q)].may_hold, 0);
 			continue;
+		}
 		/*
 		 * In its own queue, a head this CPU may not run still stands for the queue: tasks behind it
 		 * may be allowed here, and taking moves the first one that is. Another queue's such head

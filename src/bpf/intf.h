@@ -216,6 +216,8 @@ struct vrq_queue {
 	u64 sched_idle_scan_at;	/* last time this queue was searched for starved SCHED_IDLE tasks */
 	u64 nr_queued;		/* depth seen at the last dispatch from it */
 	u64 max_queued;		/* deepest it has been */
+	u64 may_hold;		/* --queue cpu: set by enqueue before a task goes in, cleared only by
+				 * the queue's own CPU when its dispatch finds it empty (queue_may_hold) */
 };
 
 #endif /* __VRQ_INTF_H */

@@ -55,7 +55,7 @@ __hidden int clock_update(u64 now)
 		__sync_fetch_and_add(&clock_ahead, vrq_clock_gain(now - mark, rate));
 	clock_waiting = 0;
 	bpf_for(q, 0, nr_queues) {
-		s32 n = scx_bpf_dsq_nr_queued(q);
+		s32 n = queue_may_hold(q) ? scx_bpf_dsq_nr_queued(q) : 0;
 
 		if (n > 0)
 			clock_waiting += n;

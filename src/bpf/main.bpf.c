@@ -112,6 +112,7 @@ void BPF_STRUCT_OPS(vrq_enqueue, struct task_struct *p, u64 enq_flags)
 		count_latency_waiter(tctx, enq_flags);
 		return;
 	}
+	mark_queue_used(q);
 	scx_bpf_dsq_insert_vtime(p, q, tctx->time_slice, priodl, enq_flags);
 	count_latency_waiter(tctx, enq_flags);
 	if (hold_for_delay(tctx, cpu))
