@@ -47,6 +47,12 @@ static __always_inline u32 online_cpus_of_queue(u32 q)
 	return n > 0 ? n : 1;
 }
 
+/* Does the queues' clock ever run faster than real time (--target-latency-ms, --round-target-ms)? */
+static __always_inline bool faster_clock(void)
+{
+	return target_latency_ns || round_target_ns;
+}
+
 /*
  * May queue @q hold a task? With --queue cpu, a queue whose flag is clear is empty: a task goes into
  * queue q only from enqueue under CPU q's run-queue lock, which sets the flag first (mark_queue_used),

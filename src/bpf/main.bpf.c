@@ -28,6 +28,7 @@ const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 2ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS: rr_interval however many wait) */
+const volatile u64 round_target_ns = 12ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (rounds as long as the queue makes them) */
 const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as latency waiters (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
@@ -188,7 +189,7 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 }
 
 /*
- * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a target latency,
+ * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a faster clock,
  * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice
  * and its group (group_charge); look at the CPU's frequency again (scaled); with delayed migration,
  * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice ran
@@ -201,7 +202,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	u64 now = scx_bpf_now();
 	u32 q = queue_of_cpu(cpu);
 
-	if (target_latency_ns)
+	if (faster_clock())
 		clock_update(now);
 	advance_niffies(q, now);
 	if (tctx) {
