@@ -26,6 +26,20 @@ static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
 }
 
+/*
+ * A new task's task_ctx (init_task): a used-up slice, so that its first enqueue gives it a deadline from
+ * now; on no queue's clock yet; no hand-off under way (delayed migration, sticky).
+ */
+static __always_inline void task_ctx_start(struct task_ctx *tctx)
+{
+	tctx->time_slice = 0;
+	tctx->deadline = 0;
+	tctx->queue = VRQ_NO_QUEUE;
+	tctx->delay.waker = -1;
+	tctx->delay.scaled_cpu = -1;
+	tctx->sticky.sticky_cpu = -1;
+}
+
 static __always_inline struct cpu_ctx *cpu_ctx_of(s32 cpu)
 {
 	u32 key = cpu;
@@ -158,6 +172,15 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 		tctx->run_ns += ran;
 	}
 	tctx->last_charged = now;
+}
+
+/* The task wakes (runnable): the sleep stopping marked (slept_at) is averaged (under-share wake-ups). */
+static __always_inline void sleep_ends(struct task_ctx *tctx, u64 now)
+{
+	if (tctx->slept_at) {
+		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, now - tctx->slept_at);
+		tctx->slept_at = 0;
+	}
 }
 
 /* The one writer of a CPU's running_priodl (0: nothing runs there), which kick_idle_or_preempt reads. */
