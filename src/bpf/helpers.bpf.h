@@ -64,10 +64,11 @@ static __always_inline u32 online_cpus_of_queue(u32 q)
 /*
  * May queue @q hold a task? With --queue cpu, a queue whose flag is clear is empty: a task goes into
  * queue q only from enqueue under CPU q's run-queue lock, which sets the flag first (mark_queue_used),
- * and only CPU q clears it, under the same lock, when its dispatch finds the queue empty. So the scans
- * over every queue (dispatch's heads, the tick's depths) skip the empty ones for a load instead of a
- * kfunc call: on a machine of many CPUs most queues are empty most of the time. The other modes have
- * few queues, each shared by several CPUs (no single owner to clear the flag): always true.
+ * and only CPU q clears it, under the same lock, when its dispatch finds the queue empty
+ * (own_queue_found_empty). So the scans over every queue (dispatch's heads, the tick's depths) skip the
+ * empty ones for a load instead of a kfunc call: on a machine of many CPUs most queues are empty most of
+ * the time. The other modes have few queues, each shared by several CPUs (no single owner to clear the
+ * flag): always true.
  */
 static __always_inline bool queue_may_hold(u32 q)
 {
@@ -78,6 +79,13 @@ static __always_inline void mark_queue_used(u32 q)
 {
 	if (queue == VRQ_QUEUE_CPU && !READ_ONCE(queues[QUEUE_IDX(q)].may_hold))
 		WRITE_ONCE(queues[QUEUE_IDX(q)].may_hold, 1);
+}
+
+/* --queue cpu: CPU @q's dispatch found its own queue empty, under the queue's lock: clear the flag. */
+static __always_inline void own_queue_found_empty(u32 q)
+{
+	if (queue == VRQ_QUEUE_CPU)
+		WRITE_ONCE(queues[QUEUE_IDX(q)].may_hold, 0);
 }
 
 static __always_inline u32 online_cpus(void)
