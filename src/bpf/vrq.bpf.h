@@ -204,10 +204,11 @@ int lat_turn_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u6
 int start_turn(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q);
 s32 init_slice_timers(void);
 
-/* init.bpf.c: queues and topology at load */
+/* init.bpf.c: queues and topology at load; the loader's wake-up at exit */
 s32 init_queues(void);
 s32 init_cpu_masks(void);
 s32 init_perf_masks(void);
+int notify_loader_of_exit(void);
 
 /* hotplug.bpf.c */
 int cpu_goes(s32 cpu, bool online);
