@@ -266,6 +266,16 @@ pub struct Opts {
     #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100), help_heading = PLACEMENT)]
     pub freq_threshold: u32,
 
+    /// Capacity-aware placement (true or false): on a machine whose CPUs differ in capacity (a hybrid
+    /// CPU's performance and efficiency cores, as the kernel reports them), a waking task takes, among
+    /// the idle CPUs at one distance from its previous CPU, a big one if it is heavy (average run of
+    /// --rr-interval-ms or more) or latency-sensitive (woken, sleeping more than it runs), and a
+    /// little one if it is background work (nice above 0, SCHED_IDLE), so the big CPUs stay free for
+    /// the work that gains most from them. It only orders idle CPUs: an idle CPU of the other kind is
+    /// still taken before a task would wait. With every CPU of one capacity it does nothing.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = PLACEMENT)]
+    pub capacity_aware: bool,
+
     /// Delayed migration (against frequency inversion): a woken or forked task whose idle CPU would be
     /// a frequency-scaled one is placed on the waker's fast CPU, and an idle CPU is woken for it only
     /// if it has not run within US µs, checked on the waker's scheduler tick (so in effect at least one tick).

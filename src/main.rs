@@ -396,6 +396,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts, group_accounting: GroupMod
     rodata.group_accounting = group_accounting.bpf_value();
     rodata.fork_depth_penalty = opts.fork_depth_penalty;
     rodata.freq_threshold = opts.freq_threshold;
+    rodata.capacity_aware = opts.capacity_aware;
     rodata.migration_delay_ns = opts.migration_delay_us * 1000;
     rodata.sticky = opts.sticky;
     rodata.stay_behind_kthread = opts.stay_behind_kthread;

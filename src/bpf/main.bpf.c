@@ -42,6 +42,7 @@ const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_accounting = VRQ_GROUP_SESSION;
 const volatile bool fork_depth_penalty = false;
 const volatile u32 freq_threshold = 0;		/* % of the maximum performance; 0: frequency-blind CPU selection */
+const volatile bool capacity_aware = true;	/* order idle CPUs of one distance by capacity, when capacities differ */
 const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
 const volatile bool sticky = false;
 const volatile bool stay_behind_kthread = true;	/* a task a bound kernel thread preempts resumes behind it */
@@ -209,6 +210,8 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 		group_charge(tctx, now, false);
 	}
 	update_cpu_perf(cpu);
+	if (capacity_aware)
+		cap_tick(cpu, now);
 	if (migration_delay_ns)
 		delay_tick(cpu, now);
 	if (sync_handoff)
@@ -343,11 +346,12 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 }
 /*
  * ops.init: the scheduler loads. The queues (init_queues: cpu_queue, queue_rep_cpu, queue_nr_cpus,
- * nr_queues, a DSQ each), every CPU's masks, the fast / scaled masks and the slice timers.
+ * nr_queues, a DSQ each), every CPU's masks, the fast / scaled masks, the big / little masks and the
+ * slice timers.
  */
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 {
-	return init_queues() ?: init_cpu_masks() ?: init_perf_masks() ?: init_slice_timers();
+	return init_queues() ?: init_cpu_masks() ?: init_perf_masks() ?: init_cap_masks() ?: init_slice_timers();
 }
 
 /* CPU hotplug (hotplug.bpf.c says what follows the CPU). */

@@ -2,7 +2,8 @@
 /*
  * scx_vrq's CPU selection (select_cpu): sync hand-off to the waker, else an idle CPU in VRQ's
  * best_mask_cpu order (policy.h: vrq_select_step) -- nearest first, fast before scaled with
- * --freq-threshold -- claimed and given the task straight away; a scaled one may be passed over for
+ * --freq-threshold, at one distance the kind of CPU the task prefers first with --capacity-aware
+ * (capacity.bpf.c) -- claimed and given the task straight away; a scaled one may be passed over for
  * delayed migration (delay.bpf.c).
  */
 #include "vrq.bpf.h"
@@ -40,7 +41,33 @@ struct pick {
 				 * task on the waker instead */
 	s32 scaled_cpu;		/* with delay: that scaled idle CPU, where the task goes if the
 				 * delay runs out */
+	u8 cap;			/* the capacity rule: VRQ_CAP_ANY (did not apply), else the kind
+				 * preferred, found idle at the claimed CPU's distance */
+	bool cap_other;		/* with cap: none of that kind was idle there; the other kind's taken */
 };
+
+/*
+ * The waking task's capacity preference (vrq_cap_pref), VRQ_CAP_ANY without --capacity-aware or while
+ * all CPUs are of one kind: then nothing else of the rule runs.
+ */
+static __always_inline u32 capacity_pref(struct task_struct *p, struct task_ctx *tctx, u64 wake_flags)
+{
+	if (!capacity_aware || !vrq_cap_mixed(nr_big_cpus, nr_little_cpus))
+		return VRQ_CAP_ANY;
+	return vrq_cap_pref(p->policy, task_nice(p), !(wake_flags & SCX_WAKE_FORK), tctx->avg_run_ns,
+			    tctx->avg_sleep_ns, rr_interval_ns);
+}
+
+/* The mask of the kind @pref prefers; NULL for none (or the mask is missing: no preference then). */
+static __always_inline const struct cpumask *cap_cpus_of(u32 pref)
+{
+	struct cap_masks *cm;
+	u32 zero = 0;
+
+	if (pref == VRQ_CAP_ANY || !(cm = bpf_map_lookup_elem(&cap_masks, &zero)))
+		return NULL;
+	return (const struct cpumask *)(pref == VRQ_CAP_BIG ? cm->big : cm->little);
+}
 
 /*
  * The CPUs of a selection step's frequency class (@perf): the fast or the scaled mask, NULL for any
@@ -138,10 +165,16 @@ static __always_inline bool try_step(const struct cpumask *search, u32 dist, u32
  * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
  * of them idle stops the search without claiming it: the caller places the task on the waker. A task
  * allowed on one CPU stops at the first wider step.
+ *
+ * With a capacity preference (@cap_pref, --capacity-aware), each wider step searches its CPUs of the
+ * preferred kind first, then all of them: the kind orders idle CPUs of one distance, never the
+ * distances, and an idle CPU of the other kind is still taken before the task would wait. The previous
+ * CPU, idle, is kept whatever its kind (its cache).
  */
-static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
+static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay, u32 cap_pref)
 {
 	struct pick r = { .cpu = -1, .dist = VRQ_DIST_ANY, .scaled_cpu = -1 };
+	const struct cpumask *cap_cpus = cap_cpus_of(cap_pref);
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
 	bool freq_aware = freq_threshold != 0;
 	const struct cpumask *perf_cpus, *search;
@@ -165,7 +198,27 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 		if (p->nr_cpus_allowed == 1)
 			break;	/* only its one CPU, already looked at */
 		search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
-		if (search && try_step(search, dist, perf, freq_aware, may_delay, &r))
+		if (!search)
+			continue;
+		if (cap_cpus && this_ctx && this_ctx->tmp) {
+			/* the step's CPUs of the preferred kind, in the scratch mask (which may hold the
+			 * step's set: it is built again for the second try) */
+			bpf_cpumask_and(this_ctx->tmp, search, cap_cpus);
+			if (try_step((const struct cpumask *)this_ctx->tmp, dist, perf, freq_aware, may_delay, &r)) {
+				r.cap = cap_pref;
+				break;
+			}
+			search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
+			if (!search)
+				continue;
+			if (try_step(search, dist, perf, freq_aware, may_delay, &r)) {
+				r.cap = cap_pref;
+				r.cap_other = true;
+				break;
+			}
+			continue;
+		}
+		if (try_step(search, dist, perf, freq_aware, may_delay, &r))
 			break;
 	}
 	return r;
@@ -259,7 +312,7 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 		stat_inc(wake_flags & SCX_WAKE_SYNC ? VRQ_STAT_SYNC_HANDOFF : VRQ_STAT_VFORK_HANDOFF);
 		return waker;
 	}
-	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
+	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags), capacity_pref(p, tctx, wake_flags));
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
 		tctx->delay.scaled_cpu = pk.scaled_cpu;	/* >= 0 whenever pk.delay */
@@ -271,6 +324,9 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 		stat_inc(VRQ_STAT_SEL_PREV + pk.dist);
 		if (pk.scaled)
 			stat_inc(VRQ_STAT_SEL_SCALED);
+		if (pk.cap != VRQ_CAP_ANY)
+			stat_inc(pk.cap_other ? VRQ_STAT_SEL_CAP_OTHER :
+				 pk.cap == VRQ_CAP_BIG ? VRQ_STAT_SEL_CAP_BIG : VRQ_STAT_SEL_CAP_LITTLE);
 		stat_inc(VRQ_STAT_DIRECT_IDLE);
 		return pk.cpu;
 	}

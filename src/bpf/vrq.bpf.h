@@ -44,6 +44,7 @@ extern const volatile u32 yield_type;
 extern const volatile u32 group_accounting;
 extern const volatile bool fork_depth_penalty;
 extern const volatile u32 freq_threshold;
+extern const volatile bool capacity_aware;
 extern const volatile u64 migration_delay_ns;
 extern const volatile bool sticky;
 extern const volatile u32 nr_cpus;
@@ -57,6 +58,10 @@ extern u32 nr_queues;
 extern s32 queue_nr_cpus[VRQ_MAX_QUEUES];
 extern s32 nr_online_cpus;
 extern u8 cpu_is_online[VRQ_MAX_CPUS];
+
+/* How many CPUs of the topology are of each capacity (capacity.bpf.c; both 0 without --capacity-aware). */
+extern s32 nr_big_cpus;
+extern s32 nr_little_cpus;
 
 /* The queues' state (deadline.bpf.c), also read by the loader. */
 extern struct vrq_queue queues[VRQ_MAX_QUEUES];
@@ -120,6 +125,14 @@ struct vrq_perf_masks_map {
 };
 struct vrq_perf_masks_map perf_masks __weak SEC(".maps");	/* freq.bpf.c */
 
+struct vrq_cap_masks_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cap_masks);
+};
+struct vrq_cap_masks_map cap_masks __weak SEC(".maps");	/* capacity.bpf.c */
+
 #include "helpers.bpf.h"
 
 /*
@@ -178,6 +191,11 @@ u32 fork_depth_of(struct task_struct *p __task);
 
 /* freq.bpf.c: frequency-aware selection */
 int update_cpu_perf(s32 cpu);
+
+/* capacity.bpf.c: capacity-aware placement */
+int update_cpu_cap(s32 cpu, bool at_load);
+int cap_tick(s32 cpu, u64 now);
+s32 init_cap_masks(void);
 
 /* delay.bpf.c: delayed migration */
 bool delay_may_apply(struct task_struct *p __task, s32 waker, u64 wake_flags);
