@@ -18,7 +18,7 @@ use scx_utils::libbpf_clap_opts::LibbpfOpts;
 pub const DEADLINES: &str = "BFS deadlines and queues";
 pub const LATENCY: &str = "Wake-up latency (beyond BFS)";
 pub const GROUPS: &str = "Groups";
-pub const PLACEMENT: &str = "Placement: sticky tasks, frequency, delayed migration";
+pub const PLACEMENT: &str = "Placement: capacity, frequency, delayed migration, sticky tasks";
 pub const STATISTICS: &str = "Statistics";
 pub const KNOB_HEADINGS: [&str; 4] = [DEADLINES, LATENCY, GROUPS, PLACEMENT];
 

@@ -1147,6 +1147,13 @@ static void test_capacity(void)
 	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, 0, 0, MS(6)) == VRQ_CAP_ANY);
 	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, US(100), US(50), MS(6)) == VRQ_CAP_ANY);
 	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, MS(6) - 1, MS(5), MS(6)) == VRQ_CAP_ANY);
+
+	CHECK(vrq_cap_leaves_prev(VRQ_CAP_BIG, 1));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_BIG, 0));
+	CHECK(vrq_cap_leaves_prev(VRQ_CAP_LITTLE, 0));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_LITTLE, 1));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_ANY, 0));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_ANY, 1));
 }
 
 /* VRQ's full best_mask_cpu order (frequency-aware), step by step. */

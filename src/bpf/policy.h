@@ -1215,6 +1215,17 @@ static __always_inline u32 vrq_cap_pref(u32 policy, s32 nice, int woken, u64 avg
 	return VRQ_CAP_ANY;
 }
 
+/*
+ * Does a task with preference @pref look past its previous CPU (of little capacity: @prev_little)? Only
+ * when that CPU is of the other kind: it then first looks for an idle CPU of its kind sharing the
+ * previous CPU's LLC, where a move costs only the private caches. Otherwise a heavy task that once
+ * started on a little CPU would stay there for as long as that CPU was idle at each wake-up.
+ */
+static __always_inline int vrq_cap_leaves_prev(u32 pref, int prev_little)
+{
+	return (pref == VRQ_CAP_BIG && prev_little) || (pref == VRQ_CAP_LITTLE && !prev_little);
+}
+
 /* vrq_prio_ratio(0), the nice-0 ratio, as a constant for the wake-up path (a host test checks it) */
 #define VRQ_PRIO_RATIO_NICE0 836ULL
 

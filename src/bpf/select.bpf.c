@@ -58,6 +58,13 @@ static __always_inline u32 capacity_pref(struct task_struct *p, struct task_ctx 
 			    tctx->avg_sleep_ns, rr_interval_ns);
 }
 
+static __always_inline bool cpu_little(s32 cpu)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	return cctx && cctx->little;
+}
+
 /* The mask of the kind @pref prefers; NULL for none (or the mask is missing: no preference then). */
 static __always_inline const struct cpumask *cap_cpus_of(u32 pref)
 {
@@ -168,8 +175,9 @@ static __always_inline bool try_step(const struct cpumask *search, u32 dist, u32
  *
  * With a capacity preference (@cap_pref, --capacity-aware), each wider step searches its CPUs of the
  * preferred kind first, then all of them: the kind orders idle CPUs of one distance, never the
- * distances, and an idle CPU of the other kind is still taken before the task would wait. The previous
- * CPU, idle, is kept whatever its kind (its cache).
+ * distances, and an idle CPU of the other kind is still taken before the task would wait. A previous
+ * CPU of the other kind is left for an idle one of the preferred kind in its LLC (vrq_cap_leaves_prev),
+ * else kept when idle (its cache).
  */
 static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay, u32 cap_pref)
 {
@@ -185,6 +193,15 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 		return r;	/* nothing to claim, nor a scaled idle CPU to pass over */
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
+	if (cap_cpus && p->nr_cpus_allowed > 1 && this_ctx && this_ctx->tmp &&
+	    vrq_cap_leaves_prev(cap_pref, cpu_little(prev_cpu)) &&
+	    (search = step_cpus(p, prev_ctx, this_ctx, VRQ_DIST_LLC, NULL))) {
+		bpf_cpumask_and(this_ctx->tmp, search, cap_cpus);
+		if (try_step((const struct cpumask *)this_ctx->tmp, VRQ_DIST_LLC, VRQ_PERF_ANY, freq_aware, false, &r)) {
+			r.cap = cap_pref;
+			return r;
+		}
+	}
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
 		if (!vrq_select_step(i, freq_aware, &dist, &perf))
 			break;
