@@ -83,8 +83,11 @@ __hidden s32 init_cap_masks(void)
 	}
 	nr_big_cpus = nr;
 	nr_little_cpus = 0;
+	/* the masks are read as RCU-protected kptrs, which a sleepable program may do only under the lock */
+	bpf_rcu_read_lock();
 	bpf_for(cpu, 0, nr_cpus)
 		update_cpu_cap(cpu, true);
+	bpf_rcu_read_unlock();
 	return 0;
 }
 

@@ -166,6 +166,18 @@ static __always_inline bool try_step(const struct cpumask *search, u32 dist, u32
 	return true;
 }
 
+/* The CPUs of @search of one capacity kind (@kind), in this CPU's scratch mask. NULL: none to search. */
+static __always_inline const struct cpumask *of_kind(struct cpu_ctx *this_ctx, const struct cpumask *search,
+						      const struct cpumask *kind)
+{
+	struct bpf_cpumask *tmp;
+
+	if (!this_ctx || !(tmp = this_ctx->tmp))
+		return NULL;
+	bpf_cpumask_and(tmp, search, kind);
+	return (const struct cpumask *)tmp;
+}
+
 /*
  * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
  * nearest to @prev_cpu first, fast before scaled at each distance when --freq-threshold is on.
@@ -193,14 +205,12 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 		return r;	/* nothing to claim, nor a scaled idle CPU to pass over */
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
-	if (cap_cpus && p->nr_cpus_allowed > 1 && this_ctx && this_ctx->tmp &&
-	    vrq_cap_leaves_prev(cap_pref, cpu_little(prev_cpu)) &&
-	    (search = step_cpus(p, prev_ctx, this_ctx, VRQ_DIST_LLC, NULL))) {
-		bpf_cpumask_and(this_ctx->tmp, search, cap_cpus);
-		if (try_step((const struct cpumask *)this_ctx->tmp, VRQ_DIST_LLC, VRQ_PERF_ANY, freq_aware, false, &r)) {
-			r.cap = cap_pref;
-			return r;
-		}
+	if (cap_cpus && p->nr_cpus_allowed > 1 && vrq_cap_leaves_prev(cap_pref, cpu_little(prev_cpu)) &&
+	    (search = step_cpus(p, prev_ctx, this_ctx, VRQ_DIST_LLC, NULL)) &&
+	    (search = of_kind(this_ctx, search, cap_cpus)) &&
+	    try_step(search, VRQ_DIST_LLC, VRQ_PERF_ANY, freq_aware, false, &r)) {
+		r.cap = cap_pref;
+		return r;
 	}
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
 		if (!vrq_select_step(i, freq_aware, &dist, &perf))
@@ -217,11 +227,12 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 		search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
 		if (!search)
 			continue;
-		if (cap_cpus && this_ctx && this_ctx->tmp) {
-			/* the step's CPUs of the preferred kind, in the scratch mask (which may hold the
-			 * step's set: it is built again for the second try) */
-			bpf_cpumask_and(this_ctx->tmp, search, cap_cpus);
-			if (try_step((const struct cpumask *)this_ctx->tmp, dist, perf, freq_aware, may_delay, &r)) {
+		if (cap_cpus) {
+			/* the step's CPUs of the preferred kind (of_kind overwrites the step's set in the
+			 * scratch mask: it is built again for the second try) */
+			const struct cpumask *kind = of_kind(this_ctx, search, cap_cpus);
+
+			if (kind && try_step(kind, dist, perf, freq_aware, may_delay, &r)) {
 				r.cap = cap_pref;
 				break;
 			}
