@@ -30,7 +30,8 @@ pub enum Profile {
     /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
     /// --target-latency-ms 0 --short-run-us 0 --short-run-renew false --under-share-first false
     /// --wake-credit 0 --sync-handoff false --preempt-local false --handoff-slice false
-    /// --vfork-handoff false --stay-behind-kthread false --group-accounting off). What stays
+    /// --vfork-handoff false --stay-behind-kthread false --group-accounting off
+    /// --capacity-aware false). What stays
     /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
     Bfs,
 }
@@ -65,6 +66,8 @@ impl Profile {
                 "false",
                 "--group-accounting",
                 "off",
+                "--capacity-aware",
+                "false",
             ],
         }
     }

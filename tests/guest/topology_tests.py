@@ -62,7 +62,15 @@ def running_tasks():
     return sorted({(int(l.split()[0]), l.split()[2]) for l in out.splitlines()[1:] if l.split()[1].startswith("R")})
 
 
-def wake_from(prev, allowed):
+def widen_to(tid, allowed, nice):
+    """wake_from's helper: widen thread `tid`'s CPUs to `allowed`, first at `nice` itself if given (a
+    nice-19 task's helper, itself nice 19, waited behind the hog on `prev` past the wake-up)."""
+    if nice is not None:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)  # this thread only
+    os.sched_setaffinity(tid, allowed)
+
+
+def wake_from(prev, allowed, helper_nice=None):
     """Sleep on `prev` and wake with `allowed`: the scheduler's select_cpu chooses among `allowed`
     starting from `prev`. Returns the CPU it woke on.
 
@@ -76,7 +84,7 @@ def wake_from(prev, allowed):
     suspend/resume test's hogs once never ran on CPUs 6 and 7)."""
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {prev})
-    widen = threading.Timer(SLEEP_S / 2, os.sched_setaffinity, (threading.get_native_id(), allowed))
+    widen = threading.Timer(SLEEP_S / 2, widen_to, (threading.get_native_id(), allowed, helper_nice))
     widen.start()
     time.sleep(SLEEP_S)
     cpu = current_cpu()
@@ -223,7 +231,7 @@ def landings(nice, spin_s, prev, allowed, n):
                 t0 = time.thread_time()
                 while time.thread_time() - t0 < spin_s:
                     pass
-                out.append(wake_from(prev, allowed))
+                out.append(wake_from(prev, allowed, helper_nice=0))
             os.write(wr, json.dumps(out).encode())
         finally:
             os._exit(0)
@@ -240,6 +248,9 @@ def landings(nice, spin_s, prev, allowed, n):
 # rule (its average run is past --rr-interval-ms, and it runs more than it sleeps).
 PERIODIC = ("import os, sys, time\nos.nice(int(sys.argv[1]))\nwhile True:\n t = time.thread_time()\n"
             " while time.thread_time() - t < 0.03:\n  pass\n time.sleep(0.01)\n")
+
+
+MIX_S = 6
 
 
 def cpu_of(pid):
@@ -301,7 +312,7 @@ def test_capacity(r, aware=True):
             time.sleep(1)
             on_kind, samples = [0] * 4, [0] * 4
             t0 = cpu_times([p.pid for p in procs])
-            end = time.monotonic() + 4
+            end = time.monotonic() + MIX_S
             while time.monotonic() < end:
                 for i, p in enumerate(procs):
                     try:
@@ -310,7 +321,7 @@ def test_capacity(r, aware=True):
                         continue
                     samples[i] += 1
                     on_kind[i] += cpu in (big if i < 2 else little)
-                time.sleep(0.02)
+                time.sleep(0.05)  # a light sampler: it competes for the CPUs it watches
             ran = [b - a for a, b in zip(t0, cpu_times([p.pid for p in procs]))]
         finally:
             stop_all(procs)
