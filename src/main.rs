@@ -914,7 +914,8 @@ mod tests {
             .replace("preempt-local=true", "preempt-local=false")
             .replace("handoff-slice=true", "handoff-slice=false")
             .replace("stay-behind-kthread=true", "stay-behind-kthread=false")
-            .replace("group-accounting=auto", "group-accounting=off");
+            .replace("group-accounting=auto", "group-accounting=off")
+            .replace("capacity-aware=true", "capacity-aware=false");
         assert_eq!(sorted(&o.knob_summary), sorted(&expect));
         assert_eq!(o.queue, QueueMode::Global);
         assert_eq!(o.group_accounting, GroupMode::Off);
