@@ -28,8 +28,8 @@ pub enum Profile {
     /// The defaults as listed below.
     Default,
     /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
-    /// --target-latency-ms 0 --short-run-us 0 --short-run-renew false --under-share-first false
-    /// --wake-credit 0 --sync-handoff false --preempt-local false --handoff-slice false
+    /// --target-latency-ms 0 --round-target-ms 0 --short-run-us 0 --short-run-renew false
+    /// --under-share-first false --wake-credit 0 --sync-handoff false --preempt-local false --handoff-slice false
     /// --vfork-handoff false --stay-behind-kthread false --group-accounting off
     /// --capacity-aware false). What stays
     /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
@@ -45,6 +45,8 @@ impl Profile {
                 "--queue",
                 "global",
                 "--target-latency-ms",
+                "0",
+                "--round-target-ms",
                 "0",
                 "--short-run-us",
                 "0",
@@ -152,13 +154,23 @@ pub struct Opts {
     /// way ends once it has lasted that long. Past the most the floor can serve within the target
     /// (target / floor per CPU), turns grow back toward rr_interval: hundreds of latency waiters are the
     /// load itself, not tasks held up behind it. Other tasks queued again after their turn (CPU hogs) do
-    /// not speed it up. Deadline offsets stay rr_interval's in clock time, so nice keeps its share.
+    /// not count here (--round-target-ms counts them). Deadline offsets stay rr_interval's in clock
+    /// time, so nice keeps its share.
     #[arg(long, value_name = "MS", default_value_t = 2, value_parser = u64_in(0..=1000), help_heading = LATENCY)]
     pub target_latency_ms: u64,
 
-    /// Shortest turn the target latency gives, in µs (50-100000; at most rr_interval): however many
-    /// latency waiters wait, a turn is never cut shorter than this (CFS's min_granularity beside its
-    /// latency target).
+    /// Round target, in ms (0-1000; 0 turns it off): while every task queued (not only latency waiters)
+    /// would make one round of the queues -- runnable tasks per CPU x rr_interval -- longer than this,
+    /// the queues' clock runs faster as for the target latency, so that every task's turn comes round
+    /// within it: a request that needs several turns waits shorter rounds between them. At two
+    /// rr_intervals (the default) two runnable tasks per CPU, a build of 1.5 jobs per CPU, keep BFS's
+    /// turns. Turns never shorter than --target-floor-us, growing back past the floor's reach.
+    #[arg(long, value_name = "MS", default_value_t = 12, value_parser = u64_in(0..=1000), help_heading = LATENCY)]
+    pub round_target_ms: u64,
+
+    /// Shortest turn the target latency and the round target give, in µs (50-100000; at most
+    /// rr_interval): however many tasks wait, a turn is never cut shorter than this (CFS's
+    /// min_granularity beside its latency target).
     #[arg(long, value_name = "US", default_value_t = 1000, value_parser = u64_in(50..=100_000), help_heading = LATENCY)]
     pub target_floor_us: u64,
 

@@ -382,6 +382,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts, group_accounting: GroupMod
     rodata.min_slice_ns = (opts.min_slice_us * 1000).min(rodata.rr_interval_ns);
     rodata.max_round_ns = opts.max_round_ms * 1_000_000;
     rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
+    rodata.round_target_ns = opts.round_target_ms * 1_000_000;
     rodata.target_floor_ns = opts.target_floor_us * 1000;
     rodata.short_run_ns = opts.short_run_us * 1000;
     rodata.short_run_renew = opts.short_run_renew;
@@ -906,6 +907,7 @@ mod tests {
         let expect = DEFAULTS
             .replace("queue=llc", "queue=global")
             .replace("target-latency-ms=2", "target-latency-ms=0")
+            .replace("round-target-ms=12", "round-target-ms=0")
             .replace("short-run-us=6000", "short-run-us=0")
             .replace("short-run-renew=true", "short-run-renew=false")
             .replace("under-share-first=true", "under-share-first=false")

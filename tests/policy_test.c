@@ -273,6 +273,34 @@ static void test_target_latency(void)
 	/* huge queues do not overflow the rate */
 	CHECK(vrq_clock_rate(MS(1000), MS(1), US(125), ~0ULL / 2, 1) == VRQ_RATE_ONE);
 	CHECK(vrq_clock_rate(MS(1000), MS(1000), US(50), 2, 1) == 3 * VRQ_RATE_ONE);
+	/* the round target: every queued task counts, against a round of 12 ms */
+	/* a build of 1.5 jobs per CPU (2 runnable per CPU: one queued on 2 CPUs) keeps BFS's turns */
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 1, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 2, 2) == VRQ_RATE_ONE);
+	/* 4 request workers per CPU and their message thread (7 queued on 2 CPUs, 5 runnable per CPU):
+	 * 30 ms of turns against 12, the clock at 2.5x, turns of 2.4 ms */
+	r = vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 7, 2);
+	CHECK(r == 5 * (MS(6) * VRQ_RATE_ONE / MS(12)));
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 7, 2, &why) == US(2400) && why == VRQ_SLICE_TARGET);
+	/* off (0), the latency target alone decides */
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), 0, MS(1), 0, 7, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), 0, MS(1), 2, 7, 2) == vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2));
+	/* the faster of the two wins: one latency waiter among them sets 6x (the 2 ms target) */
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 1, 7, 2) == 6 * VRQ_RATE_ONE);
+	/* past the floor's reach (12 per CPU) the turn grows back: 47 runnable per CPU get 1.5x, 72 real time */
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 92, 2) == 6 * VRQ_RATE_ONE * 12 / 47);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 142, 2) == VRQ_RATE_ONE);
+	/* with the round target the round of a queue of up to 12 runnable per CPU is within it */
+	{
+		u64 n;
+
+		for (n = 1; n <= 22; n++) {
+			u64 per_cpu = (n + 1) / 2 + 1;
+
+			r = vrq_queues_clock_rate(MS(6), 0, MS(12), MS(1), 0, n, 2);
+			CHECK(per_cpu * vrq_effective_slice(MS(6), US(250), MS(1000), r, n, 2, NULL) <= MS(12) + US(1));
+		}
+	}
 }
 
 /* Which waiting tasks set the clock's rate, and when a turn at that rate is over. */

@@ -89,6 +89,11 @@ SCHEDULERS = {
     # per CPU would last longer than this, then shrink to fit it -- 4 workers per CPU get ~4 ms (12) or ~3.3 ms
     # (10), while 1-2 waiting per CPU (a build's compilers) keep 6 ms (issue 45's grain)
     **{f"vrq-round-{ms}": {"cmd": _vrq("--max-round-ms", str(ms)), "vrq": True, "variant": True} for ms in (10, 12)},
+    # the round target (--round-target-ms, issue 45's grain through the queues' clock: every queued task speeds
+    # the clock while a round would pass it) off, and its neighbours, to compare with the defaults
+    "vrq-round-target-off": {"cmd": _vrq("--round-target-ms", "0"), "vrq": True, "variant": True},
+    **{f"vrq-round-target-{ms}": {"cmd": _vrq("--round-target-ms", str(ms)), "vrq": True, "variant": True}
+       for ms in (8, 18, 24)},
     # the wake-up path as BFS has it (every wake-up rule of 2026-11-23 off), to compare with the defaults
     "vrq-bfs-wakeup": {"cmd": _vrq("--wake-credit", "0", "--preempt-local", "false", "--sync-handoff", "false",
                                    "--target-latency-ms", "0"), "vrq": True, "variant": True},

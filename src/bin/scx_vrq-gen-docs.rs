@@ -47,6 +47,10 @@ const MEASURED: &[(&str, &str)] = &[
         "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 4.25x the defaults', requests/s 1.9% more off; the hog beside a build level: <docs/results/2026-11-26-latency-rules-hog/report.md>",
     ),
     (
+        "round-target-ms",
+        "12 against 0 (off) and 24: <docs/results/2026-11-29-round-target/README.md>; request p99 at 10 ms x 4 workers per CPU 0.856x off's (0.964x EEVDF's, level, where off is 1.127x), schbench x 4 0.795x; level where 2 or fewer run per CPU",
+    ),
+    (
         "short-run-us",
         "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 2.14x the defaults', requests/s 1.7% more off; the hog beside a build off 0.70x the defaults' rate: <docs/results/2026-11-26-latency-rules-hog/report.md>",
     ),

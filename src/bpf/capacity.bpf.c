@@ -78,12 +78,15 @@ __hidden int update_cpu_cap(s32 cpu, bool at_load)
 	return 0;
 }
 
-/* ops.tick on @cpu: read its capacity again if the last reading is older than VRQ_CAP_REREAD_NS. */
+/*
+ * ops.tick on @cpu: with --capacity-aware, read its capacity again if the last reading is older than
+ * VRQ_CAP_REREAD_NS.
+ */
 __hidden int cap_tick(s32 cpu, u64 now)
 {
-	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+	struct cpu_ctx *cctx;
 
-	if (!cctx || now - cctx->cap_read_at < VRQ_CAP_REREAD_NS)
+	if (!capacity_aware || !(cctx = cpu_ctx_of(cpu)) || now - cctx->cap_read_at < VRQ_CAP_REREAD_NS)
 		return 0;
 	cctx->cap_read_at = now;
 	return update_cpu_cap(cpu, false);

@@ -14,7 +14,7 @@ __hidden u64 advance_niffies(u32 q, u64 now)
 {
 	struct vrq_queue *vq = queue_state(q);
 
-	if (target_latency_ns)
+	if (faster_clock())
 		now = vrq_clock_now(now, clock_mark, clock_ahead, clock_rate);
 	vq->niffies = vrq_niffies_advance(vq->niffies, now);
 	return vq->niffies;

@@ -110,8 +110,8 @@ __hidden int find_best_head(s32 cpu, u32 own, struct best_head *best)
 		head = __COMPAT_scx_bpf_dsq_peek(q);
 		if (!head) {
 			/* this CPU's own queue, under its lock: nothing can go in meanwhile */
-			if (q == own && queue == VRQ_QUEUE_CPU)
-				WRITE_ONCE(queues[QUEUE_IDX(q)].may_hold, 0);
+			if (q == own)
+				own_queue_found_empty(q);
 			continue;
 		}
 		/*

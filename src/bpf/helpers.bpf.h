@@ -26,6 +26,20 @@ static __always_inline struct task_ctx *task_ctx_of(const struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
 }
 
+/*
+ * A new task's task_ctx (init_task): a used-up slice, so that its first enqueue gives it a deadline from
+ * now; on no queue's clock yet; no hand-off under way (delayed migration, sticky).
+ */
+static __always_inline void task_ctx_start(struct task_ctx *tctx)
+{
+	tctx->time_slice = 0;
+	tctx->deadline = 0;
+	tctx->queue = VRQ_NO_QUEUE;
+	tctx->delay.waker = -1;
+	tctx->delay.scaled_cpu = -1;
+	tctx->sticky.sticky_cpu = -1;
+}
+
 static __always_inline struct cpu_ctx *cpu_ctx_of(s32 cpu)
 {
 	u32 key = cpu;
@@ -47,13 +61,20 @@ static __always_inline u32 online_cpus_of_queue(u32 q)
 	return n > 0 ? n : 1;
 }
 
+/* Does the queues' clock ever run faster than real time (--target-latency-ms, --round-target-ms)? */
+static __always_inline bool faster_clock(void)
+{
+	return target_latency_ns || round_target_ns;
+}
+
 /*
  * May queue @q hold a task? With --queue cpu, a queue whose flag is clear is empty: a task goes into
  * queue q only from enqueue under CPU q's run-queue lock, which sets the flag first (mark_queue_used),
- * and only CPU q clears it, under the same lock, when its dispatch finds the queue empty. So the scans
- * over every queue (dispatch's heads, the tick's depths) skip the empty ones for a load instead of a
- * kfunc call: on a machine of many CPUs most queues are empty most of the time. The other modes have
- * few queues, each shared by several CPUs (no single owner to clear the flag): always true.
+ * and only CPU q clears it, under the same lock, when its dispatch finds the queue empty
+ * (own_queue_found_empty). So the scans over every queue (dispatch's heads, the tick's depths) skip the
+ * empty ones for a load instead of a kfunc call: on a machine of many CPUs most queues are empty most of
+ * the time. The other modes have few queues, each shared by several CPUs (no single owner to clear the
+ * flag): always true.
  */
 static __always_inline bool queue_may_hold(u32 q)
 {
@@ -64,6 +85,13 @@ static __always_inline void mark_queue_used(u32 q)
 {
 	if (queue == VRQ_QUEUE_CPU && !READ_ONCE(queues[QUEUE_IDX(q)].may_hold))
 		WRITE_ONCE(queues[QUEUE_IDX(q)].may_hold, 1);
+}
+
+/* --queue cpu: CPU @q's dispatch found its own queue empty, under the queue's lock: clear the flag. */
+static __always_inline void own_queue_found_empty(u32 q)
+{
+	if (queue == VRQ_QUEUE_CPU)
+		WRITE_ONCE(queues[QUEUE_IDX(q)].may_hold, 0);
 }
 
 static __always_inline u32 online_cpus(void)
@@ -158,6 +186,15 @@ static __always_inline void charge_slice(struct task_ctx *tctx, u64 now)
 		tctx->run_ns += ran;
 	}
 	tctx->last_charged = now;
+}
+
+/* The task wakes (runnable): the sleep stopping marked (slept_at) is averaged (under-share wake-ups). */
+static __always_inline void sleep_ends(struct task_ctx *tctx, u64 now)
+{
+	if (tctx->slept_at) {
+		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, now - tctx->slept_at);
+		tctx->slept_at = 0;
+	}
 }
 
 /* The one writer of a CPU's running_priodl (0: nothing runs there), which kick_idle_or_preempt reads. */

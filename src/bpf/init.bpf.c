@@ -2,7 +2,8 @@
 /*
  * scx_vrq at load (ops.init's steps): which queue each CPU uses and the queues' DSQs, every CPU's masks
  * of the CPUs within each distance, and the frequency-aware selection's fast / scaled masks. Owns the per-CPU state
- * (cpu_ctxs) and the CPU-to-queue tables, which CPU hotplug (hotplug.bpf.c) keeps up to date.
+ * (cpu_ctxs) and the CPU-to-queue tables, which CPU hotplug (hotplug.bpf.c) keeps up to date. At exit
+ * (ops.exit's step): the loader's wake-up (exit_notify).
  */
 #include "vrq.bpf.h"
 
@@ -165,3 +166,24 @@ __hidden s32 init_cpu_masks(void)
 	return 0;
 }
 
+/*
+ * The loader's wake-up when the scheduler ends: sched_ext records why in the exit info (uei, BPF memory)
+ * and tells user space nothing, so ops.exit also puts one record here, and the ring buffer's fd, which
+ * the loader polls, turns readable (src/main.rs: Watcher). The loader never consumes it: the fd stays
+ * readable, and the record is all it says.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} exit_notify SEC(".maps");
+
+__hidden int notify_loader_of_exit(void)
+{
+	u64 *note = bpf_ringbuf_reserve(&exit_notify, sizeof(*note), 0);
+
+	if (note) {
+		*note = 1;
+		bpf_ringbuf_submit(note, BPF_RB_FORCE_WAKEUP);
+	}
+	return 0;
+}

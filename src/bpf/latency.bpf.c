@@ -40,7 +40,9 @@ u64 waiters_gen;
 
 /*
  * The tick's update of the queues' clock (once per CLOCK_UPDATE_NS, by whichever CPU gets there first):
- * bank what it gained at the old rate, then set the rate from how many tasks wait now.
+ * bank what it gained at the old rate, then set the rate from how many tasks wait now: the latency
+ * waiters against --target-latency-ms, every queued task against --round-target-ms
+ * (vrq_queues_clock_rate).
  */
 __hidden int clock_update(u64 now)
 {
@@ -68,8 +70,9 @@ __hidden int clock_update(u64 now)
 		latency_waiters = 0;
 		__sync_fetch_and_add(&waiters_gen, 1);
 	}
-	clock_rate = vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
-				    vrq_clock_waiters(latency_waiters, clock_waiting), online_cpus());
+	clock_rate = vrq_queues_clock_rate(rr_interval_ns, target_latency_ns, round_target_ns, target_floor_ns,
+					   vrq_clock_waiters(latency_waiters, clock_waiting), clock_waiting,
+					   online_cpus());
 	return 0;
 }
 

@@ -28,6 +28,7 @@ const volatile u64 rr_interval_ns = 6ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 min_slice_ns = 250ULL * VRQ_NSEC_PER_USEC;
 const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 2ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS: rr_interval however many wait) */
+const volatile u64 round_target_ns = 12ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (rounds as long as the queue makes them) */
 const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as latency waiters (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
@@ -189,11 +190,11 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 }
 
 /*
- * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a target latency,
+ * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a faster clock,
  * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice
- * and its group (group_charge); look at the CPU's frequency again (scaled); with delayed migration,
- * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice ran
- * out and nothing waits: renew it in place (renew_on_tick).
+ * and its group (group_charge); look at the CPU's frequency (scaled) and capacity (cap_tick) again; with
+ * delayed migration, check whether the tasks placed on this CPU waited out the delay (end_delay); the
+ * kernel's slice ran out and nothing waits: renew it in place (renew_on_tick).
  */
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 {
@@ -202,7 +203,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 	u64 now = scx_bpf_now();
 	u32 q = queue_of_cpu(cpu);
 
-	if (target_latency_ns)
+	if (faster_clock())
 		clock_update(now);
 	advance_niffies(q, now);
 	if (tctx) {
@@ -210,8 +211,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 		group_charge(tctx, now, false);
 	}
 	update_cpu_perf(cpu);
-	if (capacity_aware)
-		cap_tick(cpu, now);
+	cap_tick(cpu, now);
 	if (migration_delay_ns)
 		delay_tick(cpu, now);
 	if (sync_handoff)
@@ -303,10 +303,7 @@ void BPF_STRUCT_OPS(vrq_runnable, struct task_struct *p, u64 enq_flags)
 	/* one clock read for the three steps: each read is a kfunc call, and this runs at every wake-up */
 	now = scx_bpf_now();
 	lat_wait_begins(p, tctx, now);
-	if (tctx->slept_at) {
-		tctx->avg_sleep_ns = vrq_run_avg(tctx->avg_sleep_ns, now - tctx->slept_at);
-		tctx->slept_at = 0;
-	}
+	sleep_ends(tctx, now);
 	group_task_runnable(p, tctx, now);
 }
 
@@ -324,7 +321,8 @@ void BPF_STRUCT_OPS(vrq_quiescent, struct task_struct *p, u64 deq_flags)
 /*
  * ops.init_task: @p enters the scheduler (forked, or already there when it loads). Creates its task_ctx:
  * a used-up slice, so that its first enqueue gives it a deadline from now; on no queue's clock yet;
- * no hand-off under way; its fork depth (--fork-depth-penalty); its group's part (group_task_init).
+ * no hand-off under way (task_ctx_start); its fork depth (--fork-depth-penalty); its group's part
+ * (group_task_init).
  */
 s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
@@ -333,21 +331,14 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
-	/* a new task starts with a used-up slice: its first enqueue gives it a deadline from now */
-	tctx->time_slice = 0;
-	tctx->deadline = 0;
-	tctx->queue = VRQ_NO_QUEUE;
+	task_ctx_start(tctx);
 	tctx->fork.fork_depth = fork_depth_of(p);
-	tctx->delay.waker = -1;
-	tctx->delay.scaled_cpu = -1;
-	tctx->sticky.sticky_cpu = -1;
 	group_task_init(tctx, args);
 	return 0;
 }
 /*
  * ops.init: the scheduler loads. The queues (init_queues: cpu_queue, queue_rep_cpu, queue_nr_cpus,
- * nr_queues, a DSQ each), every CPU's masks, the fast / scaled masks, the big / little masks and the
- * slice timers.
+ * nr_queues, a DSQ each), every CPU's masks, the fast / scaled and big / little masks, the slice timers.
  */
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 {
@@ -376,28 +367,11 @@ void BPF_STRUCT_OPS(vrq_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 	cpu_reacquired(cpu);
 }
 
-/*
- * The loader's wake-up when the scheduler ends: sched_ext records why in the exit info (uei, BPF memory)
- * and tells user space nothing, so ops.exit also puts one record here, and the ring buffer's fd, which
- * the loader polls, turns readable (src/main.rs: Watcher). The loader never consumes it: the fd stays
- * readable, and the record is all it says.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} exit_notify SEC(".maps");
-
+/* The scheduler ends: sched_ext records why (uei), then the loader is woken (init.bpf.c). */
 void BPF_STRUCT_OPS(vrq_exit, struct scx_exit_info *ei)
 {
-	u64 *note;
-
 	UEI_RECORD(uei, ei);
-	/* after the record above, so that the loader woken by this finds it */
-	note = bpf_ringbuf_reserve(&exit_notify, sizeof(*note), 0);
-	if (note) {
-		*note = 1;
-		bpf_ringbuf_submit(note, BPF_RB_FORCE_WAKEUP);
-	}
+	notify_loader_of_exit();	/* after the record, so that the loader woken by it finds it */
 }
 
 SCX_OPS_DEFINE(vrq_ops,

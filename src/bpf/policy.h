@@ -645,6 +645,31 @@ static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns
 }
 
 /*
+ * The queues' clock rate from both of its rules: the target latency's, for @nr_latency_waiters latency
+ * waiters (vrq_clock_waiters) against @target_ns, and the round target's, for every one of the @nr_waiting
+ * tasks queued against @round_ns (0: off). The faster wins.
+ *
+ * Why a round target beside the latency target: a task queued again after its turn waits one round of
+ * its queue, runnable per CPU x rr_interval, before it runs again. A request that needs two or three turns
+ * waits whole rounds between them, so the grain of the turn sets the request's tail, not its share. A
+ * grain rule must shorten every task's turn at once -- one task's shorter turn with its deadline still
+ * from now loses it its wait each turn, and its share -- and the faster clock does exactly that, with
+ * every deadline offset the same in clock time, so nice and groups keep their shares. It acts only where
+ * the round passes @round_ns: a build of 1.5 jobs per CPU (two runnable per CPU) keeps BFS's turns at a
+ * round target of two rr_intervals, and each switch saved is one the build does not pay. Past the floor's
+ * reach the turn grows back as for latency waiters (vrq_clock_rate): hundreds of runnable tasks are the
+ * load, and the long-queue rule (vrq_effective_slice) bounds their round instead.
+ */
+static __always_inline u64 vrq_queues_clock_rate(u64 rr_ns, u64 target_ns, u64 round_ns, u64 floor_ns,
+						 u64 nr_latency_waiters, u64 nr_waiting, u64 nr_cpus)
+{
+	u64 latency = vrq_clock_rate(rr_ns, target_ns, floor_ns, nr_latency_waiters, nr_cpus);
+	u64 round = vrq_clock_rate(rr_ns, round_ns, floor_ns, nr_waiting, nr_cpus);
+
+	return latency > round ? latency : round;
+}
+
+/*
  * The waiting tasks that set the clock's rate: the @latency_waiters, tasks that woke (or short runners
  * queued again, below) and have waited for a CPU since (counted as they are queued and as they run, so
  * a racing update can leave the count a little off, or below 0), never more than the @queued tasks the

@@ -29,6 +29,7 @@ extern const volatile u64 rr_interval_ns;
 extern const volatile u64 min_slice_ns;
 extern const volatile u64 max_round_ns;
 extern const volatile u64 target_latency_ns;
+extern const volatile u64 round_target_ns;
 extern const volatile u64 target_floor_ns;
 extern const volatile u64 short_run_ns;
 extern const volatile bool short_run_renew;
@@ -221,10 +222,11 @@ int lat_turn_ends(struct task_struct *p __task, struct task_ctx *tctx __tctx, u6
 int start_turn(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 cpu, u32 q);
 s32 init_slice_timers(void);
 
-/* init.bpf.c: queues and topology at load */
+/* init.bpf.c: queues and topology at load; the loader's wake-up at exit */
 s32 init_queues(void);
 s32 init_cpu_masks(void);
 s32 init_perf_masks(void);
+int notify_loader_of_exit(void);
 
 /* hotplug.bpf.c */
 int cpu_goes(s32 cpu, bool online);
