@@ -190,27 +190,43 @@ static __always_inline const struct cpumask *of_kind(struct cpu_ctx *this_ctx, c
  * distances, and an idle CPU of the other kind is still taken before the task would wait. A previous
  * CPU of the other kind is left for an idle one of the preferred kind in its LLC (vrq_cap_leaves_prev),
  * else kept when idle (its cache).
+ *
+ * What it found goes to @r; returns 0. A global function -- not __hidden, which the verifier treats as
+ * static -- so the verifier walks it once per program with unknown arguments, its caller seeing only
+ * that @r was written: inlined, the search (each wider step twice with a capacity preference) was
+ * walked again for each preference select_cpu_for knew as a constant, and each path's result (distance,
+ * kind, other kind) carried its own state into the rest of select_cpu. The knobs are read here, where
+ * the verifier still knows them: @may_delay and @cap_pref count only with their mechanism on, as the
+ * caller computed them (delay_may_apply, capacity_pref), so a mechanism off is still no path walked.
  */
-static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay, u32 cap_pref)
+__noinline int pick_idle_cpu(struct task_struct *p __task, s32 prev_cpu, bool may_delay, u32 cap_pref,
+			     struct pick *r __arg_nonnull)
 {
-	struct pick r = { .cpu = -1, .dist = VRQ_DIST_ANY, .scaled_cpu = -1 };
-	const struct cpumask *cap_cpus = cap_cpus_of(cap_pref);
+	const struct cpumask *cap_cpus = capacity_aware ? cap_cpus_of(cap_pref) : NULL;
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
 	bool freq_aware = freq_threshold != 0;
 	const struct cpumask *perf_cpus, *search;
 	struct perf_masks *pm = NULL;
 	u32 zero = 0, i, dist, perf;
 
+	r->cpu = -1;
+	r->dist = VRQ_DIST_ANY;
+	r->scaled = false;
+	r->delay = false;
+	r->scaled_cpu = -1;
+	r->cap = VRQ_CAP_ANY;
+	r->cap_other = false;
+	may_delay = may_delay && migration_delay_ns;
 	if (!idle_cpu_allowed(p))
-		return r;	/* nothing to claim, nor a scaled idle CPU to pass over */
+		return 0;	/* nothing to claim, nor a scaled idle CPU to pass over */
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
 	if (cap_cpus && p->nr_cpus_allowed > 1 && vrq_cap_leaves_prev(cap_pref, cpu_little(prev_cpu)) &&
 	    (search = step_cpus(p, prev_ctx, this_ctx, VRQ_DIST_LLC, NULL)) &&
 	    (search = of_kind(this_ctx, search, cap_cpus)) &&
-	    try_step(search, VRQ_DIST_LLC, VRQ_PERF_ANY, freq_aware, false, &r)) {
-		r.cap = cap_pref;
-		return r;
+	    try_step(search, VRQ_DIST_LLC, VRQ_PERF_ANY, freq_aware, false, r)) {
+		r->cap = cap_pref;
+		return 0;
 	}
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
 		if (!vrq_select_step(i, freq_aware, &dist, &perf))
@@ -218,7 +234,7 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 		if (!perf_cpus_of(pm, perf, &perf_cpus))
 			continue;
 		if (dist == VRQ_DIST_SAME) {
-			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, &r))
+			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, r))
 				break;
 			continue;
 		}
@@ -232,24 +248,24 @@ static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_d
 			 * scratch mask: it is built again for the second try) */
 			const struct cpumask *kind = of_kind(this_ctx, search, cap_cpus);
 
-			if (kind && try_step(kind, dist, perf, freq_aware, may_delay, &r)) {
-				r.cap = cap_pref;
+			if (kind && try_step(kind, dist, perf, freq_aware, may_delay, r)) {
+				r->cap = cap_pref;
 				break;
 			}
 			search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
 			if (!search)
 				continue;
-			if (try_step(search, dist, perf, freq_aware, may_delay, &r)) {
-				r.cap = cap_pref;
-				r.cap_other = true;
+			if (try_step(search, dist, perf, freq_aware, may_delay, r)) {
+				r->cap = cap_pref;
+				r->cap_other = true;
 				break;
 			}
 			continue;
 		}
-		if (try_step(search, dist, perf, freq_aware, may_delay, &r))
+		if (try_step(search, dist, perf, freq_aware, may_delay, r))
 			break;
 	}
-	return r;
+	return 0;
 }
 
 /*
@@ -327,7 +343,7 @@ static __always_inline bool queue_from_waker(struct task_struct *p, s32 prev_cpu
 __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 prev_cpu, u64 wake_flags)
 {
 	s32 waker = bpf_get_smp_processor_id();
-	struct pick pk;
+	struct pick pk = {};
 
 	if (sync_handoff_applies(p, waker, wake_flags)) {
 		struct cpu_ctx *wctx = cpu_ctx_of(waker);
@@ -340,7 +356,7 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 		stat_inc(wake_flags & SCX_WAKE_SYNC ? VRQ_STAT_SYNC_HANDOFF : VRQ_STAT_VFORK_HANDOFF);
 		return waker;
 	}
-	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags), capacity_pref(p, tctx, wake_flags));
+	pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags), capacity_pref(p, tctx, wake_flags), &pk);
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
 		tctx->delay.scaled_cpu = pk.scaled_cpu;	/* >= 0 whenever pk.delay */
