@@ -10,10 +10,10 @@
  * caller's state, with its argument values known (bpf_helpers.h: "treated as static by the verifier"),
  * as the static and inline functions of the one main.bpf.c were. A function that is global to the
  * verifier (default visibility) is walked once per program with unknown arguments instead, which can
- * cost less (place_under_share, kept global on purpose) but loses what the caller knew: a knob's
- * value behind a bool argument, a constant `woken`. The task is passed as __arg_trusted, the task_ctx
- * as __arg_nonnull (what a global function would need); no cpu_ctx pointer (a map value with kptrs may
- * not be passed to a global function): they take the CPU and look it up.
+ * cost less (place_under_share, pick_idle_cpu: kept global on purpose) but loses what the caller knew:
+ * a knob's value behind a bool argument, a constant `woken`. The task is passed as __arg_trusted, the
+ * task_ctx as __arg_nonnull (what a global function would need); no cpu_ctx pointer (a map value with
+ * kptrs may not be passed to a global function): they take the CPU and look it up.
  */
 #ifndef __VRQ_BPF_H
 #define __VRQ_BPF_H
