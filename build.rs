@@ -15,10 +15,11 @@ use std::path::PathBuf;
 use std::process::Command;
 
 const BPF_DIR: &str = "src/bpf";
-const BPF_SOURCES: [&str; 15] = [
+const BPF_SOURCES: [&str; 16] = [
     "deadline",
     "latency",
     "select",
+    "capacity",
     "preempt",
     "dispatch",
     "groups",

@@ -18,7 +18,7 @@ use scx_utils::libbpf_clap_opts::LibbpfOpts;
 pub const DEADLINES: &str = "BFS deadlines and queues";
 pub const LATENCY: &str = "Wake-up latency (beyond BFS)";
 pub const GROUPS: &str = "Groups";
-pub const PLACEMENT: &str = "Placement: sticky tasks, frequency, delayed migration";
+pub const PLACEMENT: &str = "Placement: capacity, frequency, delayed migration, sticky tasks";
 pub const STATISTICS: &str = "Statistics";
 pub const KNOB_HEADINGS: [&str; 4] = [DEADLINES, LATENCY, GROUPS, PLACEMENT];
 
@@ -30,7 +30,8 @@ pub enum Profile {
     /// BFS as it was: one queue for the machine and every mechanism beyond BFS off (--queue global
     /// --target-latency-ms 0 --round-target-ms 0 --short-run-us 0 --short-run-renew false
     /// --under-share-first false --wake-credit 0 --sync-handoff false --preempt-local false --handoff-slice false
-    /// --vfork-handoff false --stay-behind-kthread false --group-accounting off). What stays
+    /// --vfork-handoff false --stay-behind-kthread false --group-accounting off
+    /// --capacity-aware false). What stays
     /// is what sched_ext's watchdog needs: --max-round-ms, --min-slice-us, --idle-bound-ms.
     Bfs,
 }
@@ -67,6 +68,8 @@ impl Profile {
                 "false",
                 "--group-accounting",
                 "off",
+                "--capacity-aware",
+                "false",
             ],
         }
     }
@@ -277,6 +280,16 @@ pub struct Opts {
     /// distance (same CPU, SMT, LLC before scaled ones; then package, node). 0-100; 0 turns it off.
     #[arg(long, value_name = "PCT", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100), help_heading = PLACEMENT)]
     pub freq_threshold: u32,
+
+    /// Capacity-aware placement (true or false): on a machine whose CPUs differ in capacity (a hybrid
+    /// CPU's performance and efficiency cores, as the kernel reports them), a waking task takes, among
+    /// the idle CPUs at one distance from its previous CPU, a big one if it is heavy (average run of
+    /// --rr-interval-ms or more) or latency-sensitive (woken, sleeping more than it runs), and a
+    /// little one if it is background work (nice above 0, SCHED_IDLE), so the big CPUs stay free for
+    /// the work that gains most from them. It only orders idle CPUs: an idle CPU of the other kind is
+    /// still taken before a task would wait. With every CPU of one capacity it does nothing.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = PLACEMENT)]
+    pub capacity_aware: bool,
 
     /// Delayed migration (against frequency inversion): a woken or forked task whose idle CPU would be
     /// a frequency-scaled one is placed on the waker's fast CPU, and an idle CPU is woken for it only

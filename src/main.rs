@@ -397,6 +397,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts, group_accounting: GroupMod
     rodata.group_accounting = group_accounting.bpf_value();
     rodata.fork_depth_penalty = opts.fork_depth_penalty;
     rodata.freq_threshold = opts.freq_threshold;
+    rodata.capacity_aware = opts.capacity_aware;
     rodata.migration_delay_ns = opts.migration_delay_us * 1000;
     rodata.sticky = opts.sticky;
     rodata.stay_behind_kthread = opts.stay_behind_kthread;
@@ -915,7 +916,8 @@ mod tests {
             .replace("preempt-local=true", "preempt-local=false")
             .replace("handoff-slice=true", "handoff-slice=false")
             .replace("stay-behind-kthread=true", "stay-behind-kthread=false")
-            .replace("group-accounting=auto", "group-accounting=off");
+            .replace("group-accounting=auto", "group-accounting=off")
+            .replace("capacity-aware=true", "capacity-aware=false");
         assert_eq!(sorted(&o.knob_summary), sorted(&expect));
         assert_eq!(o.queue, QueueMode::Global);
         assert_eq!(o.group_accounting, GroupMode::Off);

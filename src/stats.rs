@@ -179,6 +179,12 @@ vrq_metrics! {
     "freq" => {
         sel_scaled = vrq_stat_VRQ_STAT_SEL_SCALED, "scaled": "Wake-ups placed on a frequency-scaled idle CPU",
     },
+    "cap" => {
+        sel_cap_big = vrq_stat_VRQ_STAT_SEL_CAP_BIG, "big": "Heavy or latency-sensitive wake-ups placed on an idle big CPU, searched before the little ones at its distance (--capacity-aware)",
+        sel_cap_little = vrq_stat_VRQ_STAT_SEL_CAP_LITTLE, "little": "Background wake-ups (nice above 0, SCHED_IDLE) placed on an idle little CPU, searched before the big ones at its distance (--capacity-aware)",
+        sel_cap_other = vrq_stat_VRQ_STAT_SEL_CAP_OTHER, "other": "Wake-ups with a capacity preference placed on the other kind of idle CPU: none of theirs was idle at that distance (--capacity-aware)",
+        cap_changed = vrq_stat_VRQ_STAT_CAP_CHANGED, "changed": "CPUs seen to change between big and little capacity after load (--capacity-aware)",
+    },
     "delay" => {
         delay_placed = vrq_stat_VRQ_STAT_DELAY_PLACED, "placed": "Woken/forked tasks kept on the waker's fast CPU, not a scaled idle one",
         delay_ran_before = vrq_stat_VRQ_STAT_DELAY_RAN_BEFORE, "ran": "Delay-placed tasks that ran before the delay was up",

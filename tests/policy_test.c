@@ -1150,6 +1150,40 @@ static void test_cpu_scaled(void)
 	CHECK(vrq_cpu_scaled(819, 80));
 }
 
+static void test_capacity(void)
+{
+	CHECK(!vrq_cpu_little(0));			/* not read: big */
+	CHECK(!vrq_cpu_little(VRQ_PERF_ONE));		/* the biggest */
+	CHECK(!vrq_cpu_little(VRQ_CAP_BIG_MIN));	/* within an eighth */
+	CHECK(vrq_cpu_little(VRQ_CAP_BIG_MIN - 1));
+	CHECK(vrq_cpu_little(512));
+	CHECK(vrq_cap_mixed(4, 4));
+	CHECK(!vrq_cap_mixed(8, 0));			/* uniform: all big */
+	CHECK(!vrq_cap_mixed(0, 8));			/* uniform: all little (injected) */
+
+	/* background first: nice > 0 or SCHED_IDLE, whatever its runs */
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 19, 1, US(100), MS(100), MS(6)) == VRQ_CAP_LITTLE);
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 1, 0, MS(50), 0, MS(6)) == VRQ_CAP_LITTLE);
+	CHECK(vrq_cap_pref(VRQ_SCHED_IDLE, 0, 1, MS(50), 0, MS(6)) == VRQ_CAP_LITTLE);
+	/* heavy: average run of a slice or more, woken or forked */
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, MS(6), 0, MS(6)) == VRQ_CAP_BIG);
+	CHECK(vrq_cap_pref(VRQ_SCHED_BATCH, -5, 0, MS(200), MS(1), MS(6)) == VRQ_CAP_BIG);
+	/* latency-sensitive: woken, sleeps more than it runs */
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, US(100), MS(100), MS(6)) == VRQ_CAP_BIG);
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 0, US(100), MS(100), MS(6)) == VRQ_CAP_ANY);	/* not woken */
+	/* no preference: no history, or a short runner that runs as much as it sleeps */
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, 0, 0, MS(6)) == VRQ_CAP_ANY);
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, US(100), US(50), MS(6)) == VRQ_CAP_ANY);
+	CHECK(vrq_cap_pref(VRQ_SCHED_NORMAL, 0, 1, MS(6) - 1, MS(5), MS(6)) == VRQ_CAP_ANY);
+
+	CHECK(vrq_cap_leaves_prev(VRQ_CAP_BIG, 1));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_BIG, 0));
+	CHECK(vrq_cap_leaves_prev(VRQ_CAP_LITTLE, 0));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_LITTLE, 1));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_ANY, 0));
+	CHECK(!vrq_cap_leaves_prev(VRQ_CAP_ANY, 1));
+}
+
 /* VRQ's full best_mask_cpu order (frequency-aware), step by step. */
 static void test_select_order(void)
 {
@@ -1389,6 +1423,7 @@ int main(void)
 		{ "fork_depth", test_fork_depth },
 		{ "cgroup_weights", test_cgroup_weights },
 		{ "cpu_scaled", test_cpu_scaled },
+		{ "capacity", test_capacity },
 		{ "select_order", test_select_order },
 		{ "delay_placement", test_delay_placement },
 		{ "delay_expired", test_delay_expired },

@@ -40,6 +40,9 @@ struct cpu_ctx {
 						 * turn starts here (start_turn) or the tick ends the
 						 * waker's slice for it (end_sync_handoff_wait) */
 	u8 scaled;				/* frequency-scaled at the last look (--freq-threshold) */
+	u8 little;				/* of little capacity at the last look (--capacity-aware:
+						 * update_cpu_cap, at load, on line, on the tick) */
+	u64 cap_read_at;			/* when the tick last read this CPU's capacity */
 	u8 waker_preempted;			/* a task woken by the one running here preempts it
 						 * (preempt_for_wakeup): a short runner's run ends there;
 						 * --handoff-slice reads it. start_turn clears it */
@@ -64,6 +67,12 @@ struct cpu_ctx {
 struct perf_masks {
 	struct bpf_cpumask __kptr *fast;
 	struct bpf_cpumask __kptr *scaled;
+};
+
+/* The CPUs of big and of little capacity (--capacity-aware; capacity.bpf.c keeps them). */
+struct cap_masks {
+	struct bpf_cpumask __kptr *big;
+	struct bpf_cpumask __kptr *little;
 };
 
 /*

@@ -38,6 +38,8 @@ __hidden int cpu_goes(s32 cpu, bool online)
 	q = queue_of_cpu(cpu);
 	__sync_fetch_and_add(&queue_nr_cpus[QUEUE_IDX(q)], online ? 1 : -1);
 	__sync_fetch_and_add(&nr_online_cpus, online ? 1 : -1);
+	if (online && capacity_aware)
+		update_cpu_cap(cpu, false);	/* the kernel may have rebuilt the capacities */
 	if (online || !(cctx = cpu_ctx_of(cpu)))
 		return 0;
 	cctx->running_priodl = 0;

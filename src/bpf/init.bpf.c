@@ -58,6 +58,40 @@ __hidden s32 init_perf_masks(void)
 		return err;
 	return build_distance_mask(0, VRQ_NR_DIST + 1, &pm->scaled);	/* no distance: empty */
 }
+/*
+ * The big / little masks (--capacity-aware): every CPU of the topology starts big, then each reads its
+ * capacity (update_cpu_cap), which moves the little ones over. The counts make CPU selection skip the
+ * rule while all are of one kind.
+ */
+__hidden s32 init_cap_masks(void)
+{
+	struct cap_masks *cm;
+	u32 zero = 0, cpu;
+	s32 err, nr = 0;
+
+	if (!capacity_aware)
+		return 0;
+	if (!(cm = bpf_map_lookup_elem(&cap_masks, &zero)))
+		return -ENOENT;
+	if ((err = build_distance_mask(0, VRQ_NR_DIST, &cm->big)) ||
+	    (err = build_distance_mask(0, VRQ_NR_DIST + 1, &cm->little)))
+		return err;
+	bpf_for(cpu, 0, nr_cpus) {
+		if (cpu >= VRQ_MAX_CPUS)
+			break;
+		if (cpu_in_topology[CPU_IDX(cpu)])
+			nr++;
+	}
+	nr_big_cpus = nr;
+	nr_little_cpus = 0;
+	/* the masks are read as RCU-protected kptrs, which a sleepable program may do only under the lock */
+	bpf_rcu_read_lock();
+	bpf_for(cpu, 0, nr_cpus)
+		update_cpu_cap(cpu, true);
+	bpf_rcu_read_unlock();
+	return 0;
+}
+
 /* Which queue each CPU uses; queue ids are dense from 0 (the loader numbers LLCs densely). */
 static s32 map_cpus_to_queues(void)
 {

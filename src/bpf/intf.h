@@ -163,6 +163,12 @@ enum vrq_stat {
 					 * the wakee runs (end_sync_handoff_wait) */
 	VRQ_STAT_IDLE_WAIT,		/* waits that ended past the bound while a CPU the task may run on was idle */
 	VRQ_STAT_IDLE_WAIT_US,		/* ... the time they spent so, microseconds */
+	/* capacity-aware placement (--capacity-aware) */
+	VRQ_STAT_SEL_CAP_BIG,		/* heavy or latency-sensitive wake-ups placed on an idle big CPU by the rule */
+	VRQ_STAT_SEL_CAP_LITTLE,	/* background wake-ups placed on an idle little CPU by the rule */
+	VRQ_STAT_SEL_CAP_OTHER,		/* wake-ups with a preference whose kind had no idle CPU at the distance
+					 * searched: placed on the idle CPU of the other kind there */
+	VRQ_STAT_CAP_CHANGED,		/* CPUs seen to change kind (big or little) after load */
 	VRQ_NR_STATS,
 };
 

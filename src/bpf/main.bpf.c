@@ -43,6 +43,7 @@ const volatile u32 yield_type = VRQ_YIELD_BETTER;
 const volatile u32 group_accounting = VRQ_GROUP_SESSION;
 const volatile bool fork_depth_penalty = false;
 const volatile u32 freq_threshold = 0;		/* % of the maximum performance; 0: frequency-blind CPU selection */
+const volatile bool capacity_aware = true;	/* order idle CPUs of one distance by capacity, when capacities differ */
 const volatile u64 migration_delay_ns = 0;		/* 0: no delayed migration */
 const volatile bool sticky = false;
 const volatile bool stay_behind_kthread = true;	/* a task a bound kernel thread preempts resumes behind it */
@@ -191,9 +192,9 @@ void BPF_STRUCT_OPS(vrq_running, struct task_struct *p)
 /*
  * ops.tick: every scheduler tick of a CPU running @p (4 ms at HZ=250). Steps: with a faster clock,
  * update the queues' clock rate (clock_update); advance the CPU's queue clock; charge @p's time_slice
- * and its group (group_charge); look at the CPU's frequency again (scaled); with delayed migration,
- * check whether the tasks placed on this CPU waited out the delay (end_delay); the kernel's slice ran
- * out and nothing waits: renew it in place (renew_on_tick).
+ * and its group (group_charge); look at the CPU's frequency (scaled) and capacity (cap_tick) again; with
+ * delayed migration, check whether the tasks placed on this CPU waited out the delay (end_delay); the
+ * kernel's slice ran out and nothing waits: renew it in place (renew_on_tick).
  */
 void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 {
@@ -210,6 +211,7 @@ void BPF_STRUCT_OPS(vrq_tick, struct task_struct *p)
 		group_charge(tctx, now, false);
 	}
 	update_cpu_perf(cpu);
+	cap_tick(cpu, now);
 	if (migration_delay_ns)
 		delay_tick(cpu, now);
 	if (sync_handoff)
@@ -336,11 +338,11 @@ s32 BPF_STRUCT_OPS(vrq_init_task, struct task_struct *p, struct scx_init_task_ar
 }
 /*
  * ops.init: the scheduler loads. The queues (init_queues: cpu_queue, queue_rep_cpu, queue_nr_cpus,
- * nr_queues, a DSQ each), every CPU's masks, the fast / scaled masks and the slice timers.
+ * nr_queues, a DSQ each), every CPU's masks, the fast / scaled and big / little masks, the slice timers.
  */
 s32 BPF_STRUCT_OPS_SLEEPABLE(vrq_init)
 {
-	return init_queues() ?: init_cpu_masks() ?: init_perf_masks() ?: init_slice_timers();
+	return init_queues() ?: init_cpu_masks() ?: init_perf_masks() ?: init_cap_masks() ?: init_slice_timers();
 }
 
 /* CPU hotplug (hotplug.bpf.c says what follows the CPU). */

@@ -1191,6 +1191,66 @@ static __always_inline int vrq_under_share(u64 avg_run_ns, u64 avg_sleep_ns, u64
 	return avg_sleep_ns && avg_run_ns <= (avg_sleep_ns - 1) / others;
 }
 
+/*
+ * Capacity-aware placement (--capacity-aware). A CPU's capacity is its top speed relative to the
+ * machine's biggest CPU (VRQ_PERF_ONE), as scx_bpf_cpuperf_cap() reports it: on a hybrid CPU the
+ * performance cores are big and the efficiency cores little. A CPU within an eighth of the biggest
+ * counts as big, so small differences between cores of one kind split nothing; 0 (not read) is big.
+ */
+#define VRQ_CAP_BIG_MIN (VRQ_PERF_ONE * 7 / 8)
+
+static __always_inline int vrq_cpu_little(u32 cap)
+{
+	return cap && cap < VRQ_CAP_BIG_MIN;
+}
+
+/* Both kinds present (counted among the CPUs in the topology); otherwise the rule has nothing to do. */
+static __always_inline int vrq_cap_mixed(s64 nr_big, s64 nr_little)
+{
+	return nr_big > 0 && nr_little > 0;
+}
+
+/* Which kind of idle CPU a waking task prefers. */
+enum vrq_cap_pref {
+	VRQ_CAP_ANY	= 0,	/* no preference: the distance order alone */
+	VRQ_CAP_BIG	= 1,
+	VRQ_CAP_LITTLE	= 2,
+};
+
+/*
+ * The preference, checked in this order:
+ *   - background work (SCHED_IDLE, or nice above 0) prefers a little CPU: it asked to matter less, and
+ *     a big CPU it takes is one a later heavy or latency-sensitive wake-up will not find idle;
+ *   - a heavy task, whose average run between sleeps reaches @rr_ns, prefers a big one: it does the
+ *     most work there;
+ *   - a latency-sensitive one -- woken (@woken: not a fork) under its share beside one other task,
+ *     vrq_under_share, so it sleeps more than it runs -- prefers a big one: its short run ends soonest;
+ *   - anything else (a new task with no history, a busy short runner) has none.
+ * The preference only orders idle CPUs at one distance (pick_idle_cpu); it never leaves one unused.
+ */
+static __always_inline u32 vrq_cap_pref(u32 policy, s32 nice, int woken, u64 avg_run_ns, u64 avg_sleep_ns,
+					u64 rr_ns)
+{
+	if (policy == VRQ_SCHED_IDLE || nice > 0)
+		return VRQ_CAP_LITTLE;
+	if (avg_run_ns >= rr_ns && avg_run_ns)
+		return VRQ_CAP_BIG;
+	if (woken && vrq_under_share(avg_run_ns, avg_sleep_ns, 1))
+		return VRQ_CAP_BIG;
+	return VRQ_CAP_ANY;
+}
+
+/*
+ * Does a task with preference @pref look past its previous CPU (of little capacity: @prev_little)? Only
+ * when that CPU is of the other kind: it then first looks for an idle CPU of its kind sharing the
+ * previous CPU's LLC, where a move costs only the private caches. Otherwise a heavy task that once
+ * started on a little CPU would stay there for as long as that CPU was idle at each wake-up.
+ */
+static __always_inline int vrq_cap_leaves_prev(u32 pref, int prev_little)
+{
+	return (pref == VRQ_CAP_BIG && prev_little) || (pref == VRQ_CAP_LITTLE && !prev_little);
+}
+
 /* vrq_prio_ratio(0), the nice-0 ratio, as a constant for the wake-up path (a host test checks it) */
 #define VRQ_PRIO_RATIO_NICE0 836ULL
 

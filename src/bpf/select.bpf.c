@@ -2,7 +2,8 @@
 /*
  * scx_vrq's CPU selection (select_cpu): sync hand-off to the waker, else an idle CPU in VRQ's
  * best_mask_cpu order (policy.h: vrq_select_step) -- nearest first, fast before scaled with
- * --freq-threshold -- claimed and given the task straight away; a scaled one may be passed over for
+ * --freq-threshold, at one distance the kind of CPU the task prefers first with --capacity-aware
+ * (capacity.bpf.c) -- claimed and given the task straight away; a scaled one may be passed over for
  * delayed migration (delay.bpf.c).
  */
 #include "vrq.bpf.h"
@@ -40,7 +41,40 @@ struct pick {
 				 * task on the waker instead */
 	s32 scaled_cpu;		/* with delay: that scaled idle CPU, where the task goes if the
 				 * delay runs out */
+	u8 cap;			/* the capacity rule: VRQ_CAP_ANY (did not apply), else the kind
+				 * preferred, found idle at the claimed CPU's distance */
+	bool cap_other;		/* with cap: none of that kind was idle there; the other kind's taken */
 };
+
+/*
+ * The waking task's capacity preference (vrq_cap_pref), VRQ_CAP_ANY without --capacity-aware or while
+ * all CPUs are of one kind: then nothing else of the rule runs.
+ */
+static __always_inline u32 capacity_pref(struct task_struct *p, struct task_ctx *tctx, u64 wake_flags)
+{
+	if (!capacity_aware || !vrq_cap_mixed(nr_big_cpus, nr_little_cpus))
+		return VRQ_CAP_ANY;
+	return vrq_cap_pref(p->policy, task_nice(p), !(wake_flags & SCX_WAKE_FORK), tctx->avg_run_ns,
+			    tctx->avg_sleep_ns, rr_interval_ns);
+}
+
+static __always_inline bool cpu_little(s32 cpu)
+{
+	struct cpu_ctx *cctx = cpu_ctx_of(cpu);
+
+	return cctx && cctx->little;
+}
+
+/* The mask of the kind @pref prefers; NULL for none (or the mask is missing: no preference then). */
+static __always_inline const struct cpumask *cap_cpus_of(u32 pref)
+{
+	struct cap_masks *cm;
+	u32 zero = 0;
+
+	if (pref == VRQ_CAP_ANY || !(cm = bpf_map_lookup_elem(&cap_masks, &zero)))
+		return NULL;
+	return (const struct cpumask *)(pref == VRQ_CAP_BIG ? cm->big : cm->little);
+}
 
 /*
  * The CPUs of a selection step's frequency class (@perf): the fast or the scaled mask, NULL for any
@@ -132,43 +166,106 @@ static __always_inline bool try_step(const struct cpumask *search, u32 dist, u32
 	return true;
 }
 
+/* The CPUs of @search of one capacity kind (@kind), in this CPU's scratch mask. NULL: none to search. */
+static __always_inline const struct cpumask *of_kind(struct cpu_ctx *this_ctx, const struct cpumask *search,
+						      const struct cpumask *kind)
+{
+	struct bpf_cpumask *tmp;
+
+	if (!this_ctx || !(tmp = this_ctx->tmp))
+		return NULL;
+	bpf_cpumask_and(tmp, search, kind);
+	return (const struct cpumask *)tmp;
+}
+
 /*
  * Find and claim an idle CPU for @p, in VRQ's best_mask_cpu order (vrq_select_step in policy.h):
  * nearest to @prev_cpu first, fast before scaled at each distance when --freq-threshold is on.
  * With @may_delay (delayed migration applies to this wake-up), reaching a step of scaled CPUs with one
  * of them idle stops the search without claiming it: the caller places the task on the waker. A task
  * allowed on one CPU stops at the first wider step.
+ *
+ * With a capacity preference (@cap_pref, --capacity-aware), each wider step searches its CPUs of the
+ * preferred kind first, then all of them: the kind orders idle CPUs of one distance, never the
+ * distances, and an idle CPU of the other kind is still taken before the task would wait. A previous
+ * CPU of the other kind is left for an idle one of the preferred kind in its LLC (vrq_cap_leaves_prev),
+ * else kept when idle (its cache).
+ *
+ * What it found goes to @r; returns 0. A global function -- not __hidden, which the verifier treats as
+ * static -- so the verifier walks it once per program with unknown arguments, its caller seeing only
+ * that @r was written: inlined, the search (each wider step twice with a capacity preference) was
+ * walked again for each preference select_cpu_for knew as a constant, and each path's result (distance,
+ * kind, other kind) carried its own state into the rest of select_cpu. The knobs are read here, where
+ * the verifier still knows them: @may_delay and @cap_pref count only with their mechanism on, as the
+ * caller computed them (delay_may_apply, capacity_pref), so a mechanism off is still no path walked.
  */
-static struct pick pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool may_delay)
+__noinline int pick_idle_cpu(struct task_struct *p __task, s32 prev_cpu, bool may_delay, u32 cap_pref,
+			     struct pick *r __arg_nonnull)
 {
-	struct pick r = { .cpu = -1, .dist = VRQ_DIST_ANY, .scaled_cpu = -1 };
+	const struct cpumask *cap_cpus = capacity_aware ? cap_cpus_of(cap_pref) : NULL;
 	struct cpu_ctx *prev_ctx = cpu_ctx_of(prev_cpu), *this_ctx = cpu_ctx_of(bpf_get_smp_processor_id());
 	bool freq_aware = freq_threshold != 0;
 	const struct cpumask *perf_cpus, *search;
 	struct perf_masks *pm = NULL;
 	u32 zero = 0, i, dist, perf;
 
+	r->cpu = -1;
+	r->dist = VRQ_DIST_ANY;
+	r->scaled = false;
+	r->delay = false;
+	r->scaled_cpu = -1;
+	r->cap = VRQ_CAP_ANY;
+	r->cap_other = false;
+	may_delay = may_delay && migration_delay_ns;
 	if (!idle_cpu_allowed(p))
-		return r;	/* nothing to claim, nor a scaled idle CPU to pass over */
+		return 0;	/* nothing to claim, nor a scaled idle CPU to pass over */
 	if (freq_aware)
 		pm = bpf_map_lookup_elem(&perf_masks, &zero);
+	if (cap_cpus && p->nr_cpus_allowed > 1 && vrq_cap_leaves_prev(cap_pref, cpu_little(prev_cpu)) &&
+	    (search = step_cpus(p, prev_ctx, this_ctx, VRQ_DIST_LLC, NULL)) &&
+	    (search = of_kind(this_ctx, search, cap_cpus)) &&
+	    try_step(search, VRQ_DIST_LLC, VRQ_PERF_ANY, freq_aware, false, r)) {
+		r->cap = cap_pref;
+		return 0;
+	}
 	bpf_for(i, 0, VRQ_SELECT_MAX_STEPS) {
 		if (!vrq_select_step(i, freq_aware, &dist, &perf))
 			break;
 		if (!perf_cpus_of(pm, perf, &perf_cpus))
 			continue;
 		if (dist == VRQ_DIST_SAME) {
-			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, &r))
+			if (try_prev_cpu(p, prev_cpu, perf, perf_cpus, may_delay, r))
 				break;
 			continue;
 		}
 		if (p->nr_cpus_allowed == 1)
 			break;	/* only its one CPU, already looked at */
 		search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
-		if (search && try_step(search, dist, perf, freq_aware, may_delay, &r))
+		if (!search)
+			continue;
+		if (cap_cpus) {
+			/* the step's CPUs of the preferred kind (of_kind overwrites the step's set in the
+			 * scratch mask: it is built again for the second try) */
+			const struct cpumask *kind = of_kind(this_ctx, search, cap_cpus);
+
+			if (kind && try_step(kind, dist, perf, freq_aware, may_delay, r)) {
+				r->cap = cap_pref;
+				break;
+			}
+			search = step_cpus(p, prev_ctx, this_ctx, dist, perf_cpus);
+			if (!search)
+				continue;
+			if (try_step(search, dist, perf, freq_aware, may_delay, r)) {
+				r->cap = cap_pref;
+				r->cap_other = true;
+				break;
+			}
+			continue;
+		}
+		if (try_step(search, dist, perf, freq_aware, may_delay, r))
 			break;
 	}
-	return r;
+	return 0;
 }
 
 /*
@@ -246,7 +343,7 @@ static __always_inline bool queue_from_waker(struct task_struct *p, s32 prev_cpu
 __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx __tctx, s32 prev_cpu, u64 wake_flags)
 {
 	s32 waker = bpf_get_smp_processor_id();
-	struct pick pk;
+	struct pick pk = {};
 
 	if (sync_handoff_applies(p, waker, wake_flags)) {
 		struct cpu_ctx *wctx = cpu_ctx_of(waker);
@@ -259,7 +356,7 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 		stat_inc(wake_flags & SCX_WAKE_SYNC ? VRQ_STAT_SYNC_HANDOFF : VRQ_STAT_VFORK_HANDOFF);
 		return waker;
 	}
-	pk = pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags));
+	pick_idle_cpu(p, prev_cpu, delay_may_apply(p, waker, wake_flags), capacity_pref(p, tctx, wake_flags), &pk);
 	if (pk.delay) {
 		/* enqueue() follows on this CPU and queues it here without waking anyone (see there) */
 		tctx->delay.scaled_cpu = pk.scaled_cpu;	/* >= 0 whenever pk.delay */
@@ -271,6 +368,9 @@ __hidden s32 select_cpu_for(struct task_struct *p __task, struct task_ctx *tctx 
 		stat_inc(VRQ_STAT_SEL_PREV + pk.dist);
 		if (pk.scaled)
 			stat_inc(VRQ_STAT_SEL_SCALED);
+		if (pk.cap != VRQ_CAP_ANY)
+			stat_inc(pk.cap_other ? VRQ_STAT_SEL_CAP_OTHER :
+				 pk.cap == VRQ_CAP_BIG ? VRQ_STAT_SEL_CAP_BIG : VRQ_STAT_SEL_CAP_LITTLE);
 		stat_inc(VRQ_STAT_DIRECT_IDLE);
 		return pk.cpu;
 	}

@@ -10,10 +10,10 @@
  * caller's state, with its argument values known (bpf_helpers.h: "treated as static by the verifier"),
  * as the static and inline functions of the one main.bpf.c were. A function that is global to the
  * verifier (default visibility) is walked once per program with unknown arguments instead, which can
- * cost less (place_under_share, kept global on purpose) but loses what the caller knew: a knob's
- * value behind a bool argument, a constant `woken`. The task is passed as __arg_trusted, the task_ctx
- * as __arg_nonnull (what a global function would need); no cpu_ctx pointer (a map value with kptrs may
- * not be passed to a global function): they take the CPU and look it up.
+ * cost less (place_under_share, pick_idle_cpu: kept global on purpose) but loses what the caller knew:
+ * a knob's value behind a bool argument, a constant `woken`. The task is passed as __arg_trusted, the
+ * task_ctx as __arg_nonnull (what a global function would need); no cpu_ctx pointer (a map value with
+ * kptrs may not be passed to a global function): they take the CPU and look it up.
  */
 #ifndef __VRQ_BPF_H
 #define __VRQ_BPF_H
@@ -45,6 +45,7 @@ extern const volatile u32 yield_type;
 extern const volatile u32 group_accounting;
 extern const volatile bool fork_depth_penalty;
 extern const volatile u32 freq_threshold;
+extern const volatile bool capacity_aware;
 extern const volatile u64 migration_delay_ns;
 extern const volatile bool sticky;
 extern const volatile u32 nr_cpus;
@@ -58,6 +59,10 @@ extern u32 nr_queues;
 extern s32 queue_nr_cpus[VRQ_MAX_QUEUES];
 extern s32 nr_online_cpus;
 extern u8 cpu_is_online[VRQ_MAX_CPUS];
+
+/* How many CPUs of the topology are of each capacity (capacity.bpf.c; both 0 without --capacity-aware). */
+extern s32 nr_big_cpus;
+extern s32 nr_little_cpus;
 
 /* The queues' state (deadline.bpf.c), also read by the loader. */
 extern struct vrq_queue queues[VRQ_MAX_QUEUES];
@@ -121,6 +126,14 @@ struct vrq_perf_masks_map {
 };
 struct vrq_perf_masks_map perf_masks __weak SEC(".maps");	/* freq.bpf.c */
 
+struct vrq_cap_masks_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cap_masks);
+};
+struct vrq_cap_masks_map cap_masks __weak SEC(".maps");	/* capacity.bpf.c */
+
 #include "helpers.bpf.h"
 
 /*
@@ -179,6 +192,11 @@ u32 fork_depth_of(struct task_struct *p __task);
 
 /* freq.bpf.c: frequency-aware selection */
 int update_cpu_perf(s32 cpu);
+
+/* capacity.bpf.c: capacity-aware placement */
+int update_cpu_cap(s32 cpu, bool at_load);
+int cap_tick(s32 cpu, u64 now);
+s32 init_cap_masks(void);
 
 /* delay.bpf.c: delayed migration */
 bool delay_may_apply(struct task_struct *p __task, s32 waker, u64 wake_flags);

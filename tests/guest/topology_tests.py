@@ -3,7 +3,9 @@
 package), a waking task lands on the nearest idle CPU in VRQ's best_mask_cpu order (previous CPU, SMT
 sibling, LLC, package, node, any), and the stats count it at that level; with --freq-threshold the order
 puts non-scaled CPUs first at each distance (CPU performance levels injected through the test_cpuperf
-map, since a VM has no frequency scaling). Delayed migration keeps forked tasks on the
+map, since a VM has no frequency scaling); with --capacity-aware, at one distance heavy and
+latency-sensitive tasks take big CPUs and nice-19 ones little CPUs (capacities injected through the
+test_cpucap map), and a previous CPU of the wrong kind is left for the right kind in its LLC. Delayed migration keeps forked tasks on the
 warm waker and counts what became of them; sticky tasks (BFS) cut migrations in --queue cpu. Then each
 --queue mode survives a short stress on 8 CPUs, with the cross-queue steals counted, and so does every
 switch turned on at once; and every CPU but one goes off line and comes back (suspend and resume) with
@@ -14,15 +16,16 @@ Usage (as root on a sched_ext kernel with 8 CPUs numbered as QEMU's -smp 8,socke
 """
 
 import collections
+import json
 import os
 import subprocess
 import sys
 import threading
 import time
 
-from vrqtest import (Results, Stats, ci_stress_cmd, dmesg_len, inject_perf, loaded, log, migrations_and_shares,
-                     nr_cpus, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all, wait_for,
-                     wait_started)
+from vrqtest import (Results, Stats, ci_stress_cmd, cpu_times, dmesg_len, inject_cap, inject_perf, loaded, log,
+                     migrations_and_shares, nr_cpus, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all,
+                     wait_for, wait_started)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -59,7 +62,7 @@ def running_tasks():
     return sorted({(int(l.split()[0]), l.split()[2]) for l in out.splitlines()[1:] if l.split()[1].startswith("R")})
 
 
-def wake_from(prev, allowed):
+def wake_from(prev, allowed, helper_nice=None):
     """Sleep on `prev` and wake with `allowed`: the scheduler's select_cpu chooses among `allowed`
     starting from `prev`. Returns the CPU it woke on.
 
@@ -75,6 +78,12 @@ def wake_from(prev, allowed):
     os.sched_setaffinity(0, {prev})
     widen = threading.Timer(SLEEP_S / 2, os.sched_setaffinity, (threading.get_native_id(), allowed))
     widen.start()
+    if helper_nice is not None:
+        # the helper of a nice-19 task, nice 19 itself, waited behind the hog on `prev` past the wake-up
+        try:
+            os.setpriority(os.PRIO_PROCESS, widen.native_id, helper_nice)
+        except OSError:
+            pass  # it has already run
     time.sleep(SLEEP_S)
     cpu = current_cpu()
     widen.join()
@@ -137,6 +146,9 @@ def test_selection_order(r):
                     f"{counter}={counters.get(counter)} sel_prev={counters.get('sel_prev')} "
                     f"sel_smt={counters.get('sel_smt')} sel_llc={counters.get('sel_llc')} "
                     f"sel_node={counters.get('sel_node')} sel_any={counters.get('sel_any')}")
+            cap = sum(counters.get(k, 0) for k in ("sel_cap_big", "sel_cap_little", "sel_cap_other"))
+            r.check(f"topology/select {name}: capacities all equal, no capacity placement", cap == 0,
+                    f"sel_cap_big+little+other={cap}")
             r.figure(f"select {name}: {hits}/{WAKES} woke on CPU {expect_cpu}; {counter}={counters.get(counter)}")
 
 
@@ -192,6 +204,139 @@ def test_freq_aware_order(r):
                             f"sel_scaled={c.get('sel_scaled')}")
                 r.figure(f"freq {'aware' if aware else 'blind'} {name}: {hits}/{WAKES} on CPU {expect}; "
                          f"{counter}={c.get(counter)} sel_scaled={c.get('sel_scaled')}")
+
+
+def cap_kinds():
+    """The capacities the capacity case injects: big, CPU 0's core and the first core of the other
+    package; little, the other core of each. Each LLC then holds a big and a little core, as a hybrid
+    CPU's LLC holds performance and efficiency cores."""
+    far = sorted(set(range(nr_cpus())) - siblings(0, "llc"))
+    big = siblings(0, "smt") | siblings(far[0], "smt")
+    return big, set(range(nr_cpus())) - big
+
+
+def landings(nice, spin_s, prev, allowed, n):
+    """In a child at `nice`: `n` times, run `spin_s` seconds of CPU time (0: a task that sleeps far
+    more than it runs) and then wake_from(prev, allowed). Returns the CPUs it woke on."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(rd)
+            os.nice(nice)
+            out = []
+            try:
+                for _ in range(n):
+                    t0 = time.thread_time()
+                    while time.thread_time() - t0 < spin_s:
+                        pass
+                    out.append(wake_from(prev, allowed, helper_nice=0))
+            except Exception as e:  # what it has, and why it stopped
+                log(f"landings: stopped after {len(out)}: {e!r}")
+            os.write(wr, json.dumps(out).encode())
+        finally:
+            os._exit(0)
+    os.close(wr)
+    data = b""
+    while chunk := os.read(rd, 65536):
+        data += chunk
+    os.close(rd)
+    os.waitpid(pid, 0)
+    return json.loads(data or b"[]")
+
+
+# A periodic task for the capacity mix: runs RUN_S of CPU time, sleeps SLEEP_S, forever. Heavy for the
+# rule (its average run is past --rr-interval-ms, and it runs more than it sleeps).
+PERIODIC = ("import os, sys, time\nos.nice(int(sys.argv[1]))\nwhile True:\n t = time.thread_time()\n"
+            " while time.thread_time() - t < 0.03:\n  pass\n time.sleep(0.01)\n")
+
+
+MIX_S = 6
+
+
+def cpu_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[36])
+
+
+def test_capacity(r, aware=True):
+    """--capacity-aware with capacities injected: each package (LLC) a big core and a little one
+    (cap_kinds). With package 0 kept busy a task woken from CPU 0 finds the other package's big and
+    little CPUs idle at one distance: a latency-sensitive or a heavy task must take a big one, a nice-19
+    one a little one; with the big ones busy too, a little one is taken (the bound: no idle CPU left
+    unused). Then a mix of two heavy nice-0 and two nice-19 periodic tasks on the idle machine: where
+    each kind runs is a figure, and none is left waiting. Run as `capacity-off` (--capacity-aware
+    false) the placements must fail; the bound holds either way."""
+    big, little = cap_kinds()
+    llc0 = siblings(0, "llc")
+    allowed = set(range(nr_cpus()))
+    mode = "on" if aware else "off (--capacity-aware false)"
+    # name, nice, CPU time run before each sleep, busy CPUs, where it must land, counter
+    cases = [
+        ("latency-sensitive task on a big CPU", 0, 0, llc0, big - llc0, "sel_cap_big"),
+        ("heavy task on a big CPU", 0, 0.15, llc0, big - llc0, "sel_cap_big"),
+        ("nice-19 task on a little CPU", 19, 0, llc0, little - llc0, "sel_cap_little"),
+        ("bound: big CPUs busy, a little one taken", 0, 0, llc0 | big, little - llc0, "sel_cap_other"),
+    ]
+    with loaded("--queue", "llc", "--capacity-aware", "true" if aware else "false", name=f"topology-cap-{aware}",
+                unload=unload_checked(r, f"topology/capacity {mode} unload")):
+        with Stats() as stats:
+            inject_cap(little)
+            c = stats.read()
+        r.check(f"topology/capacity {mode}: capacities read ({len(little)} CPUs became little)",
+                c.get("cap_changed", 0) == (len(little) if aware else 0), f"cap_changed={c.get('cap_changed')}")
+        for name, nice, spin, busy, expect, counter in cases:
+            hogs = [start_hog(cpu=cpu) for cpu in sorted(busy)]
+            settle(r, hogs, f"topology/capacity {name}")
+            with Stats() as stats:
+                landed = landings(nice, spin, 0, allowed, WAKES + 2)[2:]  # two to build its averages
+                c = stats.read()
+            stop_all(hogs)
+            # a wake-up on a busy CPU had no choice: its CPUs were widened late (the host's load)
+            chose = [cpu for cpu in landed if cpu not in busy]
+            hits = sum(1 for cpu in chose if cpu in expect)
+            label = f"topology/capacity {mode}: {name}"
+            r.check(f"{label}: lands on {sorted(expect)} (>= 0.8 of the wake-ups that found idle CPUs, "
+                    f"at least half of all)", len(chose) >= WAKES / 2 and hits >= 0.8 * len(chose),
+                    f"{hits}/{len(chose)} (of {len(landed)}; busy {sorted(busy)}, big {sorted(big)}; woke on "
+                    f"{dict(sorted(collections.Counter(landed).items()))}; {counter}={c.get(counter)})")
+            if aware:
+                r.check(f"{label}: counted ({counter})", c.get(counter, 0) >= 0.8 * WAKES,
+                        f"{counter}={c.get(counter)}")
+            else:
+                cap = sum(c.get(k, 0) for k in ("sel_cap_big", "sel_cap_little", "sel_cap_other"))
+                r.check(f"{label}: nothing counted", cap == 0, f"sel_cap_big+little+other={cap}")
+            r.figure(f"capacity {mode} {name}: {hits}/{len(chose)} on {sorted(expect)}; {counter}={c.get(counter)}")
+
+        # the mix: where each kind runs, sampled, and the CPU time each gets
+        procs = [subprocess.Popen([sys.executable, "-c", PERIODIC, str(n)]) for n in (0, 0, 19, 19)]
+        try:
+            wait_for(lambda: all(t > 0 for t in cpu_times([p.pid for p in procs])), 60)
+            time.sleep(1)
+            on_kind, samples = [0] * 4, [0] * 4
+            t0 = cpu_times([p.pid for p in procs])
+            end = time.monotonic() + MIX_S
+            while time.monotonic() < end:
+                for i, p in enumerate(procs):
+                    try:
+                        cpu = cpu_of(p.pid)
+                    except OSError:
+                        continue
+                    samples[i] += 1
+                    on_kind[i] += cpu in (big if i < 2 else little)
+                time.sleep(0.05)  # a light sampler: it competes for the CPUs it watches
+            ran = [b - a for a, b in zip(t0, cpu_times([p.pid for p in procs]))]
+        finally:
+            stop_all(procs)
+        frac = [k / max(s, 1) for k, s in zip(on_kind, samples)]
+        # Where they run is a figure, not a check: the rule places wake-ups, and a task preempted
+        # mid-run (by the sampler, a kernel thread) is taken from its queue by whichever CPU of the
+        # LLC is free, big or little -- the bound at work.
+        r.check(f"topology/capacity {mode}: mix, none left waiting (each >= 0.75 of the most served one's "
+                f"CPU time; two sharing a CPU would get 0.5)", min(ran) >= 0.75 * max(ran),
+                f"CPU ms {[round(t / 1e6) for t in ran]}")
+        r.figure(f"capacity {mode} mix: on their kind {[round(f, 2) for f in frac]}; CPU ms "
+                 f"{[round(t / 1e6) for t in ran]}")
 
 
 def fork_then_spin(spin_s, n):
@@ -477,13 +622,15 @@ def main():
     r = Results()
     log(f"guest: {os.uname().release}, {nr_cpus()} CPUs")
     only = sys.argv[1:]
-    tests = [("select", test_selection_order), ("freq", test_freq_aware_order),
+    tests = [("select", test_selection_order), ("freq", test_freq_aware_order), ("capacity", test_capacity),
              ("delay", test_delayed_migration), ("sticky", test_sticky),
              ("switches", test_switches_under_stress), ("modes", test_modes_under_stress),
              ("hotplug", test_suspend_resume)]
     for name, fn in tests:
         if not only or name in only:
             fn(r)
+    if "capacity-off" in only:  # by name only: the rule off, its placement checks must fail
+        test_capacity(r, aware=False)
     r.finish("topology")
 
 

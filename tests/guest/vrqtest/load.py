@@ -145,6 +145,29 @@ def inject_perf(scaled):
     os.sched_setaffinity(0, mask)
 
 
+# Capacities the placement tests inject (of VRQ_PERF_ONE = 1024, the biggest CPU): a little CPU at half.
+CAP_LITTLE, CAP_BIG = 512, 1024
+
+
+def inject_cap(little):
+    """Give the CPUs in `little` a little capacity and the others the biggest, through the scheduler's
+    test_cpucap map; then visit every CPU long enough that its tick reads its capacity again (a tick
+    reads it at most every 100 ms; an idle CPU does not tick)."""
+    m = BpfMap("test_cpucap")
+    try:
+        for cpu in range(nr_cpus()):
+            m.update_u32(cpu, CAP_LITTLE if cpu in little else CAP_BIG)
+    finally:
+        m.close()
+    mask = os.sched_getaffinity(0)
+    for cpu in range(nr_cpus()):
+        os.sched_setaffinity(0, {cpu})
+        end = time.monotonic() + 0.25
+        while time.monotonic() < end:
+            pass
+    os.sched_setaffinity(0, mask)
+
+
 def probe_fields(out):
     """A probe's "k=v k=v" line (reqlat, wakelat, the suites' own probes) as {k: float}; words without
     "=" are skipped."""
