@@ -130,16 +130,22 @@ def inject_perf(scaled):
     """Give the CPUs in `scaled` a low performance level and the others full speed, through the
     scheduler's test_cpuperf map; then visit every CPU, so that each one looks at its level again
     (a CPU re-reads its own on its tick and when it looks for work -- an idle one does neither)."""
-    m = BpfMap("test_cpuperf")
+    _inject_per_cpu("test_cpuperf", lambda cpu: PERF_SCALED if cpu in scaled else PERF_FULL, 0.02)
+
+
+def _inject_per_cpu(map_name, value_of, visit_secs):
+    """Write value_of(cpu) for every CPU into the scheduler's test map `map_name`, then run on each CPU
+    for `visit_secs`, so that each one reads its new value (an idle CPU reads nothing)."""
+    m = BpfMap(map_name)
     try:
         for cpu in range(nr_cpus()):
-            m.update_u32(cpu, PERF_SCALED if cpu in scaled else PERF_FULL)
+            m.update_u32(cpu, value_of(cpu))
     finally:
         m.close()
     mask = os.sched_getaffinity(0)
     for cpu in range(nr_cpus()):
         os.sched_setaffinity(0, {cpu})
-        end = time.monotonic() + 0.02
+        end = time.monotonic() + visit_secs
         while time.monotonic() < end:
             pass
     os.sched_setaffinity(0, mask)
@@ -153,19 +159,7 @@ def inject_cap(little):
     """Give the CPUs in `little` a little capacity and the others the biggest, through the scheduler's
     test_cpucap map; then visit every CPU long enough that its tick reads its capacity again (a tick
     reads it at most every 100 ms; an idle CPU does not tick)."""
-    m = BpfMap("test_cpucap")
-    try:
-        for cpu in range(nr_cpus()):
-            m.update_u32(cpu, CAP_LITTLE if cpu in little else CAP_BIG)
-    finally:
-        m.close()
-    mask = os.sched_getaffinity(0)
-    for cpu in range(nr_cpus()):
-        os.sched_setaffinity(0, {cpu})
-        end = time.monotonic() + 0.25
-        while time.monotonic() < end:
-            pass
-    os.sched_setaffinity(0, mask)
+    _inject_per_cpu("test_cpucap", lambda cpu: CAP_LITTLE if cpu in little else CAP_BIG, 0.25)
 
 
 def probe_fields(out):
