@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import time
 
@@ -167,6 +168,36 @@ class Stats:
         if resp.get("errno", 0) != 0:
             raise RuntimeError(f"stats error: {resp}")
         return resp["args"]["resp"]
+
+    def quiet(self, timeout=10):
+        """Wait until no thread of the scheduler serving this socket is runnable (three looks in a row,
+        20 ms apart; up to `timeout` s). After a request the loader's statistics relay waits in a
+        crossbeam channel, whose backoff runs PAUSE instructions before it blocks; single-threaded
+        emulation runs the other vCPUs at each, so on the host's clock beside busy vCPUs that thread
+        kept an idle CPU busy for a second or more (a placement test's wake-ups then went elsewhere).
+        True when quiet."""
+        cred = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid = struct.unpack("3i", cred)[0]
+
+        def runnable():
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                return False
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                        if f.read().rpartition(")")[2].split()[0] == "R":
+                            return True
+                except OSError:
+                    pass
+            return False
+
+        end, calm = time.monotonic() + timeout, 0
+        while time.monotonic() < end and calm < 3:
+            calm = 0 if runnable() else calm + 1
+            time.sleep(0.02)
+        return calm >= 3
 
     def close(self):
         self.sock.close()
