@@ -1,6 +1,6 @@
 // Writes scx_vrq's man page and its bash, zsh and fish completions from the same clap definition the
 // scheduler parses its command line with (src/cli.rs), so they cannot drift from --help; and the
-// README's knob tables from it, with where each knob's default was measured (MEASURED).
+// README's knob tables from it, with where each knob's default was measured (docs/knob-evidence.md).
 //
 // A separate binary rather than build.rs: the generators (clap_mangen, clap_complete) are optional
 // dependencies behind the gen-docs feature, so neither the scheduler binary nor a plain `cargo build`
@@ -33,61 +33,28 @@ same definition; --check-readme FILE exits 1 while they differ (tests/package_te
 const TABLES_BEGIN: &str = "<!-- knob-tables:begin -->\n";
 const TABLES_END: &str = "<!-- knob-tables:end -->";
 
-/// Where each knob's default was measured, for the README's knob table: a flag's long name, then
-/// markdown in which `<docs/results/NAME/FILE>` stands for a link to that report, shown as NAME. A
-/// knob that is on by default or changes a default is listed with the committed reports that show
-/// its effect; the reports say which build they measured.
-const MEASURED: &[(&str, &str)] = &[
-    (
-        "queue",
-        "global, llc, cpu on 2 LLCs of 1 CPU (latency only): <docs/results/2026-11-26-queue-2llc/report.md>; throughput on 2 LLCs (no report): [measured.md](docs/measured.md#queues-placement-and-the-optional-mechanisms)",
-    ),
-    (
-        "target-latency-ms",
-        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 4.25x the defaults', requests/s 1.9% more off; the hog beside a build level: <docs/results/2026-11-26-latency-rules-hog/report.md>",
-    ),
-    (
-        "round-target-ms",
-        "12 against 0 (off) and 24: <docs/results/2026-11-29-round-target/README.md>; request p99 at 10 ms x 4 workers per CPU 0.856x off's (0.964x EEVDF's, level, where off is 1.127x), schbench x 4 0.795x; level where 2 or fewer run per CPU",
-    ),
-    (
-        "short-run-us",
-        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 2.14x the defaults', requests/s 1.7% more off; the hog beside a build off 0.70x the defaults' rate: <docs/results/2026-11-26-latency-rules-hog/report.md>",
-    ),
-    (
-        "short-run-renew",
-        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; a trade: requests/s 0.5% and request p99 2.5% for wake-up p99 16%",
-    ),
-    (
-        "under-share-first",
-        "on against off: <docs/results/2026-11-26-mechanisms/report.md>, <docs/results/2026-11-26-wake-credit/report.md>, <docs/results/2026-11-26-credit-share/report.md>; one vCPU: <docs/results/2026-11-25-one-vcpu-latency/report.md>",
-    ),
-    (
-        "wake-credit",
-        "0, 25, 50, 75, 100: <docs/results/2026-11-26-wake-credit/report.md>, <docs/results/2026-11-26-mechanisms/report.md>, <docs/results/2026-11-26-credit-share/report.md>",
-    ),
-    ("sync-handoff", "on against off: <docs/results/2026-11-26-mechanisms/report.md>; pipe off 1.34x the defaults'"),
-    (
-        "vfork-handoff",
-        "on with --stay-behind-kthread against both off (an earlier build as the base: `bench run --base-binary`) on the four builds: <docs/results/2026-11-27-compilers-stay-builds/report.md> (build-50 0.81x the base's time, 1.061 [0.948, 1.149] of EEVDF's against the base's 1.306; build-100 0.94x; build-150 and beside SCHED_IDLE burners level); the cause traced in <docs/results/2026-11-27-build50-trace/README.md>; on the latency loads <docs/results/2026-11-27-compilers-stay-latency/report.md>: a frame thread's wake-up p99 beside a fork storm 2.5x the base's (2,161 us against 877; EEVDF 1,418; frame p99 level, no late frame), requests/s at 50 us x 2 workers per CPU 0.5% lower, the rest level. That wake-up tail was the exec rule reading a timer's interrupt during any child's exec as the child's wake-up of its parent; mended since: <docs/results/2026-11-27-exec-rule-interrupts/vs-base.md> (wake-up p99 0.564x the first form's, level with EEVDF's)",
-    ),
-    (
-        "preempt-local",
-        "on against off: <docs/results/2026-11-26-mechanisms/report.md>; reqlat wake-up p99 off 2.67x the defaults'; the hog beside a build level: <docs/results/2026-11-26-latency-rules-hog/report.md>",
-    ),
-    (
-        "handoff-slice",
-        "on against off on the whole request/worker surface, schbench, the four builds and the four frame loads: <docs/results/2026-11-27-handoff-slice/report.md>, <docs/results/2026-11-27-handoff-surface-long/report.md>, <docs/results/2026-11-27-handoff-surface-short/report.md>, <docs/results/2026-11-27-handoff-schbench-w2/report.md>, <docs/results/2026-11-27-handoff-builds/report.md>, <docs/results/2026-11-27-handoff-frames/report.md> (wake-up p99 <= 0.5x EEVDF's at 13 of 27 points against 1 of 26 with it off, every 10 and 100 ms point with 2 or 4 workers per CPU at 0.003-0.11x; request p99 at 10 ms x 4 workers per CPU 1.07-1.09x off's; builds, frame p99 and the 50 us and 1 ms points level; late frames beside a build 10 against 3 in 4 runs)",
-    ),
-    (
-        "stay-behind-kthread",
-        "with --vfork-handoff, against both off: <docs/results/2026-11-27-compilers-stay-builds/report.md>, and <docs/results/2026-11-27-compilers-stay-latency/report.md>, as for --vfork-handoff; in the guest the two together took a build's compilers from 3 CPU changes per build to 0 (scheduler suite, feature build)",
-    ),
-    (
-        "group-accounting",
-        "auto (cgroup there) against session under systemd's layout: <docs/results/2026-11-28-auto-weights/vs-base.md> (pipe 1.055x session's; reqlat's wake-up p99 level, request p99 0.986x); session against off: <docs/results/2026-11-26-group-hog/report.md> (the hog beside a build off 0.58x the defaults' rate), <docs/results/2026-11-26-mechanisms/report.md> (pipe 5.9% faster off); hackbench: <docs/results/2026-11-24-group-hackbench/report.md>; cgroup against session under systemd's layout: <docs/results/2026-11-26-cgroup-default-parallel/report.md> (builds level), <docs/results/2026-11-26-cgroup-default-instructions/report.md> (pipe 1.13x session's), <docs/results/2026-11-26-cgroup-alone/report.md> (hackbench level)",
-    ),
-];
+/// Where each knob's default was measured (docs/knob-evidence.md): (flag's long name, markdown in
+/// which `<docs/results/NAME/FILE>` stands for a link to that report). The evidence lives in the docs,
+/// beside the reports, not in the source: this binary only renders it.
+const EVIDENCE: &str = include_str!("../../docs/knob-evidence.md");
+
+/// EVIDENCE's sections: each `## flag` heading and the text under it, its lines joined.
+fn measured() -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for line in EVIDENCE.lines() {
+        if let Some(flag) = line.strip_prefix("## ") {
+            out.push((flag.trim(), String::new()));
+        } else if let Some((_, text)) = out.last_mut() {
+            if !line.trim().is_empty() {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                text.push_str(line.trim());
+            }
+        }
+    }
+    out
+}
 
 /// `<docs/results/NAME/FILE>` as the markdown link [NAME](docs/results/NAME/FILE).
 fn report_links(s: &str) -> String {
@@ -111,10 +78,11 @@ fn markdown_cell(s: &str) -> String {
 }
 
 /// The README's knob tables, one per --help section of knobs, made from the flags' definitions: flag,
-/// default, what --help says, and where it was measured (MEASURED).
+/// default, what --help says, and where it was measured (docs/knob-evidence.md).
 fn knob_table_markdown() -> String {
     let args = cli::knob_args();
     let bool_parser = clap::builder::ValueParser::bool().type_id();
+    let evidence = measured();
     let mut out = String::new();
     for heading in cli::KNOB_HEADINGS {
         out.push_str(&format!(
@@ -146,7 +114,7 @@ fn knob_table_markdown() -> String {
                     .join("; ");
                 help = format!("{help}. Values: {each}");
             }
-            let measured = MEASURED.iter().find(|(f, _)| *f == long).map(|(_, m)| report_links(m)).unwrap_or_default();
+            let measured = evidence.iter().find(|(f, _)| *f == long).map(|(_, m)| report_links(m)).unwrap_or_default();
             out.push_str(&format!("| {flag} | {default} | {} | {measured} |\n", markdown_cell(&help)));
         }
         out.push('\n');
@@ -154,10 +122,10 @@ fn knob_table_markdown() -> String {
     out
 }
 
-/// MEASURED's flags that are not knobs (renamed or removed): each one an error.
+/// The evidence's flags that are not knobs (renamed or removed): each one an error.
 fn measured_unknown() -> Vec<&'static str> {
     let knobs = cli::knob_args();
-    MEASURED.iter().map(|(f, _)| *f).filter(|f| !knobs.iter().any(|a| a.get_long() == Some(*f))).collect()
+    measured().into_iter().map(|(f, _)| f).filter(|f| !knobs.iter().any(|a| a.get_long() == Some(*f))).collect()
 }
 
 /// FILE with its knob tables (between the markers) replaced by the generated ones, and whether that
@@ -165,7 +133,7 @@ fn measured_unknown() -> Vec<&'static str> {
 fn readme_with_tables(path: &Path) -> Result<(String, bool), String> {
     let unknown = measured_unknown();
     if !unknown.is_empty() {
-        return Err(format!("MEASURED names flags that are not knobs: {}", unknown.join(", ")));
+        return Err(format!("docs/knob-evidence.md names flags that are not knobs: {}", unknown.join(", ")));
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (Some(b), Some(e)) = (text.find(TABLES_BEGIN), text.find(TABLES_END)) else {
