@@ -131,39 +131,51 @@ def cpu_of(pid):
         return int(f.read().rsplit(")", 1)[1].split()[36])
 
 
+def stamped_runtimes(pids):
+    """(guest time, CPU time ns) of each hog, read one after another as a real-time task: with every
+    vCPU busy the reads take a sizeable part of a second, and a harness waiting behind the hogs between
+    two reads would stretch some hogs' windows and not others'."""
+    old = os.sched_getscheduler(0), os.sched_getparam(0)
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    try:
+        out = []
+        for p in pids:
+            t = cpu_times([p])[0]
+            out.append((time.monotonic(), t))
+        return out
+    finally:
+        os.sched_setscheduler(0, old[0], old[1])
+
+
 def shares(pids, settle, secs, stats=None):
-    """After `settle` s, each hog's CPU time (ns) over `secs` s of guest time, the CPU each is on at the
-    end, and scx_vrq's counters over the window (`stats`, a Stats, or None) with the hogs' migrations
-    (between CPUs, all hogs together) as "hog_migrations"."""
+    """After `settle` s, each hog's share of a CPU over about `secs` s of guest time (its CPU time over
+    its own window: from its first read to its second), the CPU each is on at the end, and scx_vrq's
+    counters over the window (`stats`, a Stats, or None) with the hogs' migrations between CPUs (all
+    hogs together) as "hog_migrations"."""
     time.sleep(settle)
     if stats:
         stats.read()
-    a0 = time.monotonic()
-    m0, t0 = [nr_migrations(p) for p in pids], cpu_times(pids)
-    b0 = time.monotonic()
+    m0 = [nr_migrations(p) for p in pids]
+    r0 = stamped_runtimes(pids)
     time.sleep(secs)
-    a1 = time.monotonic()
-    t1, m1 = cpu_times(pids), [nr_migrations(p) for p in pids]
-    b1 = time.monotonic()
+    r1 = stamped_runtimes(pids)
+    m1 = [nr_migrations(p) for p in pids]
     c = stats.read() if stats else {}
     c["hog_migrations"] = sum(b - a for a, b in zip(m0, m1))
-    # each hog's window runs from its first read to its second: longer than `secs` by the harness's
-    # reading time, which with every vCPU busy is a sizeable part of a second
-    c["window_s"] = (a1 + b1) / 2 - (a0 + b0) / 2
-    return [b - a for a, b in zip(t0, t1)], [cpu_of(p) for p in pids], c
+    return [(b[1] - a[1]) / ((b[0] - a[0]) * 1e9) for a, b in zip(r0, r1)], [cpu_of(p) for p in pids], c
 
 
 def spread_of(times):
-    """max/min, min/mean, max/mean of the hogs' CPU times."""
+    """max/min, min/mean, max/mean of the hogs' shares."""
     mean = sum(times) / len(times)
-    return max(times) / max(1, min(times)), min(times) / mean, max(times) / mean
+    return max(times) / max(1e-9, min(times)), min(times) / mean, max(times) / mean
 
 
 def shares_figure(label, times, where, c, l, secs):
     spread, lo, hi = spread_of(times)
-    share = sum(times) / len(times) / (c["window_s"] * 1e9)
-    return (f"shares {label}: {len(times)} hogs on {nr_cpus()} CPUs, {secs:g} s ({c['window_s']:.2f} s read to "
-            f"read): max/min {spread:.3f}, min/mean {lo:.3f}, max/mean {hi:.3f}, mean share {share:.3f} (fair "
+    share = sum(times) / len(times)
+    return (f"shares {label}: {len(times)} hogs on {nr_cpus()} CPUs, {secs:g} s: max/min {spread:.3f}, min/mean "
+            f"{lo:.3f}, max/mean {hi:.3f}, mean share {share:.3f} (fair "
             f"{nr_cpus() / len(times):.3f}); migrations {c['hog_migrations'] / len(times) / secs:.1f} per hog per s; "
             f"hogs per LLC at the end {[sum(1 for cpu in where if cpu in x) for x in l]}")
 
@@ -256,13 +268,14 @@ def test_mode(r, mode, pids, layout, l, groups, eevdf, a):
                 and total <= VERIFIED_INSNS_BUDGET, line or "no verified_insns line in the log")
         with Stats() as stats:
             nr_queues = stats.read().get("nr_queues")
-            free(pids)
+            if not a.control_pinned:
+                free(pids)
             if share:
                 times, where, c = shares(pids, a.settle_secs, a.share_secs, stats)
                 spread, lo, hi = spread_of(times)
                 r.check(f"manycpu/{mode}: every hog's CPU time within {SHARE_BOUND:.0%} of the mean",
                         lo >= 1 - SHARE_BOUND and hi <= 1 + SHARE_BOUND,
-                        f"min/mean {lo:.3f} max/mean {hi:.3f}; ms {sorted(round(t / 1e6) for t in times)}")
+                        f"min/mean {lo:.3f} max/mean {hi:.3f}; shares {sorted(round(t, 3) for t in times)}")
                 r.check(f"manycpu/{mode}: max/min spread {spread:.3f} <= EEVDF's {eevdf:.3f} + {SPREAD_MARGIN}",
                         spread <= eevdf + SPREAD_MARGIN, f"min/mean {lo:.3f} max/mean {hi:.3f}")
                 r.figure(shares_figure(mode, times, where, c, l, a.share_secs) +
@@ -284,22 +297,28 @@ def test_mode(r, mode, pids, layout, l, groups, eevdf, a):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--short", action="store_true",
-                    help="tools/test's subset: shares in --queue llc only, 5 s windows after 2 s to settle; "
+                    help="tools/test's subset: shares in --queue llc only, 4 s windows after 1.5 s to settle; "
                     "hotplug takes the node only (its two LLCs with it), not an LLC alone first")
     ap.add_argument("--modes", default="global,cpu,llc", help="--queue modes loaded, in this order")
     ap.add_argument("--queues", default=None, help="of those, the modes whose shares are checked (default all; "
                     "--short: llc)")
     ap.add_argument("--hotplug-queues", default=None, help="of those, the modes the hotplug test runs in "
                     "(default llc,cpu; --short: llc)")
-    ap.add_argument("--settle-secs", type=float, default=None, help="default 3 s (--short: 2)")
-    ap.add_argument("--share-secs", type=float, default=None, help="default 10 s (--short: 5)")
-    ap.add_argument("--hotplug-secs", type=float, default=2)
+    ap.add_argument("--settle-secs", type=float, default=None, help="default 3 s (--short: 1.5)")
+    ap.add_argument("--share-secs", type=float, default=None, help="default 10 s (--short: 4)")
+    ap.add_argument("--hotplug-secs", type=float, default=None, help="default 2 s (--short: 1.5)")
+    ap.add_argument("--control-pinned", action="store_true",
+                    help="a control, never in tools/test: under scx_vrq the hogs stay pinned as they start "
+                    "(16/8/8/5 per LLC), so the share checks must fail; no hotplug")
     a = ap.parse_args()
     a.modes = a.modes.split(",")
     a.queues = (a.queues or ("llc" if a.short else ",".join(a.modes))).split(",")
     a.hotplug_queues = (a.hotplug_queues or ("llc" if a.short else "llc,cpu")).split(",")
-    a.settle_secs = a.settle_secs if a.settle_secs is not None else 2 if a.short else 3
-    a.share_secs = a.share_secs if a.share_secs is not None else 5 if a.short else 10
+    if a.control_pinned:
+        a.hotplug_queues = []
+    a.settle_secs = a.settle_secs if a.settle_secs is not None else 1.5 if a.short else 3
+    a.share_secs = a.share_secs if a.share_secs is not None else 4 if a.short else 10
+    a.hotplug_secs = a.hotplug_secs if a.hotplug_secs is not None else 1.5 if a.short else 2
 
     r = Results()
     log(f"guest: {os.uname().release}, {nr_cpus()} CPUs, clock {os.environ.get('VRQ_CLOCK', '?')}")
