@@ -77,6 +77,14 @@ def test_refusals():
           p.returncode == 2 and len(lines) == 1 and "single" in lines[0], p.stderr.strip())
     p = subprocess.run([VM_RUN, "--clock", "sundial", "true"], capture_output=True, text=True)
     check("an unknown --clock is refused", p.returncode == 2 and "--clock" in p.stderr, p.stderr.strip())
+    # --numa N splits the sockets evenly over N nodes: a count that does not divide them (or exceeds
+    # them) is one clear line and exit 2, before anything boots
+    for n, topo in (("3", "4:4:2"), ("8", "4:4:2"), ("0", "4:4:2")):
+        p = subprocess.run([VM_RUN, "--cpus", "32", "--topology", topo, "--numa", n, "true"],
+                           capture_output=True, text=True)
+        lines = p.stderr.strip().splitlines()
+        check(f"--numa {n} with --topology {topo} is refused in one line",
+              p.returncode == 2 and len(lines) == 1 and "--numa" in lines[0], p.stderr.strip())
 
 
 def test_overcommit_warning():
