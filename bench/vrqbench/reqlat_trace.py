@@ -211,6 +211,16 @@ def report_closed(tl, reqs, tail_frac, worker_pids, msg_pids):
     tail = waits[-max(1, int(n * tail_frac)):]
     # every request's start, to count overtakers
     starts = sorted((s, h, tid) for tid, h, s, d in reqs)
+    by_worker = {}
+    for tid, h, s, d in sorted(reqs, key=lambda r: r[1]):
+        by_worker.setdefault(tid, []).append((h, d))
+
+    def handed_at(pid, t):
+        """When the request worker @pid was on at time @t was handed out (None: between requests)."""
+        for h, d in by_worker.get(pid, []):
+            if h <= t < d:
+                return h
+        return None
     rows = []
     agg = {"asleep": 0, "runnable": 0, "overtaken_by": [], "worker_ns": 0, "msg_ns": 0, "other_ns": 0, "idle_ns": 0,
            "others": {}, "preempted_by_msg": 0, "woke_target_idle": 0}
@@ -231,6 +241,14 @@ def report_closed(tl, reqs, tail_frac, worker_pids, msg_pids):
         over = [x for x in starts if h < x[0] < s and x[1] > h and x[2] != tid]
         agg["overtaken_by"].append(len(over))
         ran = tl.ran_during(h, s)
+        for cpu, segs in tl.segs.items():
+            for a, b, p, c in segs:
+                if p in worker_pids and p != tid and b > h and a < s:
+                    agg.setdefault("turns", []).append(b - a)
+                    # the request that worker was on: handed before this one (ahead) or after (overtook)
+                    cur = handed_at(p, max(a, h))
+                    key = "ahead_ns" if cur is not None and cur <= h else "overtook_ns"
+                    agg[key] = agg.get(key, 0) + min(b, s) - max(a, h)
         for cpu, acc in ran.items():
             for (p, c), ns in acc.items():
                 if p == 0:
@@ -260,6 +278,10 @@ def report_closed(tl, reqs, tail_frac, worker_pids, msg_pids):
         "tail_overtaken_any": sum(1 for x in agg["overtaken_by"] if x),
         "tail_cpu_share": {k: round(agg[k + "_ns"] / tot, 3) for k in ("worker", "msg", "other", "idle")},
         "tail_others": {c: round(ns / 1e3) for c, ns in sorted(agg["others"].items(), key=lambda x: -x[1])[:6]},
+        "tail_worker_cpu_on_requests_handed_before": round(agg.get("ahead_ns", 0) / max(1, agg.get("ahead_ns", 0) +
+                                                                                       agg.get("overtook_ns", 0)), 3),
+        "tail_other_workers_turn_p50_us": round(_pct(agg.get("turns", [0]), 0.5) / 1e3),
+        "tail_other_workers_turn_p90_us": round(_pct(agg.get("turns", [0]), 0.9) / 1e3),
         "rows": rows,
     }
 
