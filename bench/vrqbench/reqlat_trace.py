@@ -1,11 +1,12 @@
 """Where reqlat's late wake-ups waited (issue 45): a kernel trace of one run per scheduler, and its attribution.
 
     guest:   bench/vrqbench/reqlat_trace.py run OUT SCHEDULER,... WORKLOAD,...      (in the VM, as root)
-    host:    bench/vrqbench/reqlat_trace.py report OUT [--tail 0.01]              (markdown on stdout)
+    host:    bench/vrqbench/reqlat_trace.py report|markdown OUT [--tail 0.01]     (JSON or tables on stdout)
 
 `run` starts each scheduler as the bench does (vrqbench.schedulers), records sched_waking, sched_wakeup,
 sched_switch and sched_migrate_task on the `mono` trace clock (CLOCK_MONOTONIC, the probe's clock) while
-reqlat runs the workload's point with REQLAT_DUMP set, and leaves OUT/WORKLOAD.SCHEDULER.{trace,dump,out}.
+reqlat runs the workload's point with REQLAT_DUMP set, and leaves OUT/WORKLOAD.SCHEDULER.{trace,dump,out} (the
+trace may be compressed afterwards: `report` reads WORKLOAD.SCHEDULER.trace.xz too).
 
 `report` joins each sample of the dump with the trace. A closed-loop sample is a request handed to a worker
 (HANDED) and the worker starting on it (STARTED): its wait. For the latest `tail` of them (by wait) it says
@@ -20,6 +21,7 @@ Tracing adds work to every switch and wake-up: a traced run explains an untraced
 """
 
 import json
+import lzma
 import os
 import re
 import subprocess
@@ -109,7 +111,7 @@ def run(out, schedulers, workloads):
 def parse_trace(path):
     """Events in time order: (ns, cpu, event, fields dict, flags, comm, pid)."""
     evs = []
-    with open(path) as f:
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
         for line in f:
             m = _LINE.match(line)
             if not m:
@@ -329,9 +331,9 @@ def report_open(tl, wakes, tail_frac):
 def report(out, tail_frac=0.01):
     res = {}
     for name in sorted(os.listdir(out)):
-        if not name.endswith(".trace"):
+        if not name.endswith((".trace", ".trace.xz")):
             continue
-        tag = name[:-len(".trace")]
+        tag = name[:name.index(".trace")]
         evs = parse_trace(os.path.join(out, name))
         reqs, wakes = parse_dump(os.path.join(out, tag + ".dump"))
         tl = Timeline(evs)
@@ -346,11 +348,48 @@ def report(out, tail_frac=0.01):
     return res
 
 
+def markdown(res):
+    """report()'s figures as two markdown tables: closed-loop points, open-loop points."""
+    closed = [(k, v) for k, v in res.items() if "by_state" in v]
+    opened = [(k, v) for k, v in res.items() if "by_state" not in v]
+    out = []
+    if closed:
+        out += ["| run | wait p50 / p99 µs | handed while runnable: n, p50 / p99 µs | handed asleep: n, p50 / p99 µs "
+                "| tail: runnable (preempted by the message thread) / asleep | tail: overtaken (any, median) "
+                "| tail: CPU to requests handed before it | other workers' turns in the tail's waits p50 / p90 µs "
+                "| tail: CPU to anything else |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for k, v in closed:
+            run, asleep = v["by_state"].get("runnable", {}), v["by_state"].get("asleep", {})
+
+            def cls(c):
+                return f"{c['n']}, {c['p50_us']:.0f} / {c['p99_us']:.0f}" if c else "0"
+            others = ", ".join(f"{c} {ns} µs" for c, ns in list(v["tail_others"].items())[:2]) or "-"
+            out.append(f"| {k} | {v['wait_p50_us']:.0f} / {v['wait_p99_us']:.0f} | {cls(run)} | {cls(asleep)} "
+                       f"| {v['tail_runnable_when_handed']} ({v['tail_preempted_by_msg_thread']}) / "
+                       f"{v['tail_asleep_when_handed']} of {v['tail']} | {v['tail_overtaken_any']}, "
+                       f"{v['tail_overtaken_p50']} | {v['tail_worker_cpu_on_requests_handed_before']:.2f} "
+                       f"| {v['tail_other_workers_turn_p50_us']} / {v['tail_other_workers_turn_p90_us']} "
+                       f"| {v['tail_cpu_share']['other']:.3f} ({others}) |")
+    if opened:
+        out += ["", "| run | total p50 / p99 µs | futex call -> sched_waking | sched_waking -> sched_wakeup "
+                "| sched_wakeup -> switch | switch -> user | woke on the waker's CPU | target CPU idle |",
+                "|---|---|---|---|---|---|---|---|"]
+        for k, v in opened:
+            def pp(key):
+                return f"{v[key]['p50']:.1f} / {v[key]['p99']:.1f}"
+            out.append(f"| {k} | {pp('total_us')} | {pp('to_waking_us')} | {pp('waking_to_wakeup_us')} "
+                       f"| {pp('wakeup_to_switch_us')} | {pp('switch_to_user_us')} | {v['on_waker_cpu']} of "
+                       f"{v['matched']} | {v['target_idle']} |")
+    return "\n".join(out) + "\n"
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 5 and sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3].split(","), sys.argv[4].split(","))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "report":
+    elif len(sys.argv) >= 3 and sys.argv[1] in ("report", "markdown"):
         frac = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--tail" else 0.01
-        print(json.dumps(report(sys.argv[2], frac), indent=1))
+        res = report(sys.argv[2], frac)
+        print(markdown(res) if sys.argv[1] == "markdown" else json.dumps(res, indent=1))
     else:
         raise SystemExit(__doc__)
