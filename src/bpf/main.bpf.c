@@ -16,7 +16,6 @@
 #include "vrq.bpf.h"
 
 char _license[] SEC("license") = "GPL";
-
 UEI_DEFINE(uei);
 
 /*
