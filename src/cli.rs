@@ -174,6 +174,17 @@ pub struct Opts {
     #[arg(long, value_name = "US", default_value_t = 1000, value_parser = u64_in(50..=100_000), help_heading = LATENCY)]
     pub target_floor_us: u64,
 
+    /// Hold latency waiters' turns at the floor (true or false; needs --target-latency-ms and a longer
+    /// --round-target-ms): past the most latency waiters the floor serves within the target latency
+    /// (target / floor per CPU), their turns stay at --target-floor-us until a round at the floor would
+    /// pass the round target (round target / floor per CPU), and grow back only past that, as the
+    /// round target's own turns do. Without it they grow back at once: a few request workers more per
+    /// CPU than target / floor get turns as long as a whole request, and one handed its next request
+    /// waits a round of the others' whole requests. Hundreds of latency waiters (hackbench) keep the
+    /// turns they had either way.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set, help_heading = LATENCY)]
+    pub hold_floor: bool,
+
     /// Short runners, in µs (0-1000000; 0 turns it off): with a target latency, a task queued again
     /// after a preemption or the end of its turn counts as a latency waiter, as a woken task does, while
     /// it runs less than this between sleeps (on average, and in the run under way). A run also ends when a task it

@@ -384,6 +384,7 @@ fn set_knobs(rodata: &mut types::rodata, opts: &Opts, group_accounting: GroupMod
     rodata.target_latency_ns = opts.target_latency_ms * 1_000_000;
     rodata.round_target_ns = opts.round_target_ms * 1_000_000;
     rodata.target_floor_ns = opts.target_floor_us * 1000;
+    rodata.hold_floor = opts.hold_floor;
     rodata.short_run_ns = opts.short_run_us * 1000;
     rodata.short_run_renew = opts.short_run_renew;
     rodata.under_share_first = opts.under_share_first;

@@ -275,21 +275,21 @@ static void test_target_latency(void)
 	CHECK(vrq_clock_rate(MS(1000), MS(1000), US(50), 2, 1) == 3 * VRQ_RATE_ONE);
 	/* the round target: every queued task counts, against a round of 12 ms */
 	/* a build of 1.5 jobs per CPU (2 runnable per CPU: one queued on 2 CPUs) keeps BFS's turns */
-	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 1, 2) == VRQ_RATE_ONE);
-	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 2, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 1, 2, 0) == VRQ_RATE_ONE);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 2, 2, 0) == VRQ_RATE_ONE);
 	/* 4 request workers per CPU and their message thread (7 queued on 2 CPUs, 5 runnable per CPU):
 	 * 30 ms of turns against 12, the clock at 2.5x, turns of 2.4 ms */
-	r = vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 7, 2);
+	r = vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 7, 2, 0);
 	CHECK(r == 5 * (MS(6) * VRQ_RATE_ONE / MS(12)));
 	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 7, 2, &why) == US(2400) && why == VRQ_SLICE_TARGET);
 	/* off (0), the latency target alone decides */
-	CHECK(vrq_queues_clock_rate(MS(6), MS(2), 0, MS(1), 0, 7, 2) == VRQ_RATE_ONE);
-	CHECK(vrq_queues_clock_rate(MS(6), MS(2), 0, MS(1), 2, 7, 2) == vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2));
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), 0, MS(1), 0, 7, 2, 0) == VRQ_RATE_ONE);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), 0, MS(1), 2, 7, 2, 0) == vrq_clock_rate(MS(6), MS(2), MS(1), 2, 2));
 	/* the faster of the two wins: one latency waiter among them sets 6x (the 2 ms target) */
-	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 1, 7, 2) == 6 * VRQ_RATE_ONE);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 1, 7, 2, 0) == 6 * VRQ_RATE_ONE);
 	/* past the floor's reach (12 per CPU) the turn grows back: 47 runnable per CPU get 1.5x, 72 real time */
-	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 92, 2) == 6 * VRQ_RATE_ONE * 12 / 47);
-	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 142, 2) == VRQ_RATE_ONE);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 92, 2, 0) == 6 * VRQ_RATE_ONE * 12 / 47);
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 0, 142, 2, 0) == VRQ_RATE_ONE);
 	/* with the round target the round of a queue of up to 12 runnable per CPU is within it */
 	{
 		u64 n;
@@ -297,10 +297,59 @@ static void test_target_latency(void)
 		for (n = 1; n <= 22; n++) {
 			u64 per_cpu = (n + 1) / 2 + 1;
 
-			r = vrq_queues_clock_rate(MS(6), 0, MS(12), MS(1), 0, n, 2);
+			r = vrq_queues_clock_rate(MS(6), 0, MS(12), MS(1), 0, n, 2, 0);
 			CHECK(per_cpu * vrq_effective_slice(MS(6), US(250), MS(1000), r, n, 2, NULL) <= MS(12) + US(1));
 		}
 	}
+}
+
+/*
+ * --hold-floor: latency waiters' turns hold at the floor up to the round target's reach (round target /
+ * floor per CPU) instead of growing back past the target latency's (target / floor), then grow back as
+ * the round target's own turns do.
+ */
+static void test_hold_floor(void)
+{
+	u64 n, r;
+
+	/* the reach: the round target's only when held and longer than the target */
+	CHECK(vrq_latency_reach(MS(2), MS(12), 0) == MS(2));
+	CHECK(vrq_latency_reach(MS(2), MS(12), 1) == MS(12));
+	CHECK(vrq_latency_reach(MS(2), 0, 1) == MS(2));
+	CHECK(vrq_latency_reach(MS(2), MS(1), 1) == MS(2));
+	/* the reach at the target is vrq_clock_rate, for every count; a reach below the target is the target */
+	for (n = 0; n <= 300; n++) {
+		CHECK(vrq_clock_rate_reach(MS(6), MS(2), MS(2), MS(1), n, 2) == vrq_clock_rate(MS(6), MS(2), MS(1), n, 2));
+		CHECK(vrq_clock_rate_reach(MS(6), MS(2), MS(1), MS(1), n, 2) == vrq_clock_rate(MS(6), MS(2), MS(1), n, 2));
+		CHECK(vrq_clock_rate_reach(MS(6), MS(3), MS(3), US(375), n, 2) ==
+		      vrq_clock_rate(MS(6), MS(3), US(375), n, 2));
+	}
+	/* within the target's reach nothing changes: 2 latency waiters on 2 CPUs, 6x, 1 ms turns */
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 2, 2, 2, 1) == 6 * VRQ_RATE_ONE);
+	/* 1 ms requests x 4 workers per CPU (6 latency waiters queued on 2 CPUs, 4 runnable per CPU): turns of
+	 * 2 ms without (3x: the latency rule grown back, faster than the round target's 2x), held at the
+	 * floor's 1 ms with it */
+	r = vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 6, 6, 2, 0);
+	CHECK(r == 3 * VRQ_RATE_ONE);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 6, 2, NULL) == MS(2));
+	r = vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 6, 6, 2, 1);
+	CHECK(r == 6 * VRQ_RATE_ONE);
+	CHECK(vrq_effective_slice(MS(6), US(250), MS(1000), r, 6, 2, NULL) == MS(1));
+	/* held to 12 runnable per CPU (22 waiters on 2 CPUs), growing back past it as the round target does:
+	 * 47 per CPU get 1.5x, 72 real time -- the same turns as without, where the round target rules */
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), 22, 22, 2, 1) == 6 * VRQ_RATE_ONE);
+	for (n = 23; n <= 400; n++)
+		CHECK(vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), n, n, 2, 1) ==
+		      vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), n, n, 2, 0));
+	/* between the two reaches, the turns held are never longer than without; the rate never above the cap */
+	for (n = 1; n <= 22; n++) {
+		u64 held = vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), n, n, 2, 1);
+
+		CHECK(held >= vrq_queues_clock_rate(MS(6), MS(2), MS(12), MS(1), n, n, 2, 0));
+		CHECK(held <= 6 * VRQ_RATE_ONE);
+	}
+	/* the round target off: nothing to hold to */
+	CHECK(vrq_queues_clock_rate(MS(6), MS(2), 0, MS(1), 6, 6, 2, 1) == 3 * VRQ_RATE_ONE);
 }
 
 /* Which waiting tasks set the clock's rate, and when a turn at that rate is over. */
@@ -1394,6 +1443,7 @@ int main(void)
 		{ "effective_slice", test_effective_slice },
 		{ "floor_gives_way", test_floor_gives_way },
 		{ "target_latency", test_target_latency },
+		{ "hold_floor", test_hold_floor },
 		{ "clock_waiters_and_turns", test_clock_waiters_and_turns },
 		{ "clock_slice", test_clock_slice },
 		{ "clock_now", test_clock_now },

@@ -26,6 +26,9 @@
 // resp_p50=.. resp_p99=.. resp_p999=.." (µs), rps over the arrivals' window, or to the last request done
 // when that came later.
 //   reqlat SECONDS WORKERS [WORK_US [MSG_THREADS [RATE burst|even|poisson]]]
+// With REQLAT_DUMP=FILE in the environment it also writes every sample to FILE, one line each, in
+// CLOCK_MONOTONIC ns (the kernel trace's `mono` clock), so that a trace can say where each wake-up waited:
+//   closed loop "req TID HANDED STARTED DONE"; open loop "wake TID WOKEN_AT WOKE" and "req TID STARTED DONE".
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -68,6 +71,42 @@ static uint64_t *wake_us, *req_us;
 static long nsamples, cap;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+// REQLAT_DUMP: every sample's thread and times, written at the end (nothing is written while measuring)
+struct dump_rec {
+	uint64_t a, b, c;
+	int tid;
+	char kind; // 'r' closed-loop request, 'w' open-loop wake-up, 'q' open-loop request
+};
+static struct dump_rec *dump;
+static long ndump, dump_cap;
+
+static void dump_add(char kind, int tid, uint64_t a, uint64_t b, uint64_t c)
+{
+	if (dump && ndump < dump_cap)
+		dump[ndump++] = (struct dump_rec){ .a = a, .b = b, .c = c, .tid = tid, .kind = kind };
+}
+
+static void dump_write(void)
+{
+	const char *path = getenv("REQLAT_DUMP");
+	FILE *f;
+
+	if (!dump || !path || !(f = fopen(path, "w")))
+		return;
+	for (long i = 0; i < ndump; i++) {
+		struct dump_rec *d = &dump[i];
+
+		if (d->kind == 'r')
+			fprintf(f, "req %d %llu %llu %llu\n", d->tid, (unsigned long long)d->a, (unsigned long long)d->b,
+				(unsigned long long)d->c);
+		else if (d->kind == 'w')
+			fprintf(f, "wake %d %llu %llu\n", d->tid, (unsigned long long)d->a, (unsigned long long)d->b);
+		else
+			fprintf(f, "req %d %llu %llu\n", d->tid, (unsigned long long)d->a, (unsigned long long)d->b);
+	}
+	fclose(f);
+}
+
 static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
 {
 	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
@@ -88,6 +127,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	uint64_t started, done;
 	uint32_t s;
+	int tid = gettid();
 
 	pthread_setname_np(pthread_self(), WORKER_NAME);
 	for (;;) {
@@ -105,6 +145,7 @@ static void *worker_main(void *arg)
 			req_us[nsamples] = (done - w->handed_at) / 1000;
 			nsamples++;
 		}
+		dump_add('r', tid, w->handed_at, started, done);
 		pthread_mutex_unlock(&lock);
 		// REQUEST -> DONE, unless the run ended meanwhile (QUIT must not be overwritten)
 		s = REQUEST;
@@ -272,6 +313,7 @@ static void *open_worker_main(void *arg)
 	struct open_worker *w = arg;
 	struct open_queue *q = w->q;
 	uint64_t arrival, started, done, woke;
+	int tid = gettid();
 
 	pthread_setname_np(pthread_self(), WORKER_NAME);
 	pthread_mutex_lock(&q->lock);
@@ -290,6 +332,7 @@ static void *open_worker_main(void *arg)
 			}
 			if (done > last_done_ns)
 				last_done_ns = done;
+			dump_add('q', tid, started, done, 0);
 			pthread_mutex_unlock(&lock);
 			pthread_mutex_lock(&q->lock);
 			continue;
@@ -307,6 +350,7 @@ static void *open_worker_main(void *arg)
 			pthread_mutex_lock(&lock);
 			if (nowake < cap)
 				owake_us[nowake++] = (woke - w->woken_at) / 1000;
+			dump_add('w', tid, w->woken_at, woke, 0);
 			pthread_mutex_unlock(&lock);
 		}
 	}
@@ -427,6 +471,10 @@ int main(int argc, char **argv)
 	}
 	work_loops = calibrate(work_us);
 	cap = (long)(secs * 1e6 / work_us * 4) + 1000;
+	if (getenv("REQLAT_DUMP")) {
+		dump_cap = 3 * (rate > 0 ? (long)(rate * secs) + 1000 : cap);
+		dump = calloc(dump_cap, sizeof(*dump));
+	}
 	if (rate > 0) {
 		cap = (long)(rate * secs) + 1000;
 		req_us = calloc(cap, sizeof(*req_us));
@@ -435,7 +483,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		work_us_open = work_us;
-		return run_open(secs, rate);
+		int rc = run_open(secs, rate);
+
+		dump_write();
+		return rc;
 	}
 	workers = aligned_alloc(64, sizeof(*workers) * nworkers);
 	msgs = aligned_alloc(64, sizeof(*msgs) * nmsgs);
@@ -485,5 +536,6 @@ int main(int argc, char **argv)
 	       (unsigned long long)pct(wake_us, nsamples, 0.99), (unsigned long long)pct(wake_us, nsamples, 0.999),
 	       (unsigned long long)pct(req_us, nsamples, 0.5), (unsigned long long)pct(req_us, nsamples, 0.99),
 	       (unsigned long long)pct(req_us, nsamples, 0.999), work_us, nworkers, nmsgs);
+	dump_write();
 	return nsamples ? 0 : 1;
 }

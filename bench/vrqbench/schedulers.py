@@ -122,6 +122,9 @@ SCHEDULERS = {
     # ("-floor250": the floor before 3a5bb78 (2026-11-23), target / 8, hackbench's 250 us turns)
     "vrq-target-2ms": {"cmd": _vrq("--target-latency-ms", "2"), "vrq": True, "variant": True},
     "vrq-target-3ms": {"cmd": _vrq("--target-latency-ms", "3"), "vrq": True, "variant": True},
+    # a target of 4 ms: the floor's reach (target / floor per CPU) at 4 latency waiters per CPU, so their turns hold
+    # at the floor there instead of growing back (issue 45's wake-up tail at 1 ms x 4 workers per CPU)
+    "vrq-target-4ms": {"cmd": _vrq("--target-latency-ms", "4"), "vrq": True, "variant": True},
     **{f"vrq-target-2ms-floor{us}": {"cmd": _vrq("--target-latency-ms", "2", "--target-floor-us", str(us)),
                                       "vrq": True, "variant": True} for us in (250, 500, 1500, 2000)},
     # short runners (--short-run-us, on by default since 2736127, 2026-11-25) not counted toward the target latency
@@ -130,6 +133,9 @@ SCHEDULERS = {
     "vrq-short-run-renew-off": {"cmd": _vrq("--short-run-renew", "false"), "vrq": True, "variant": True},
     # under-share wake-ups not placed first (--under-share-first, on since 421fe1a, 2026-11-25)
     "vrq-under-share-off": {"cmd": _vrq("--under-share-first", "false"), "vrq": True, "variant": True},
+    # latency waiters' turns held at the floor to the round target's reach (--hold-floor, off by default; issue 45's
+    # wake-up tail at 1 ms x 4 workers per CPU: past the target's reach their turns grew to a whole request)
+    "vrq-hold-floor": {"cmd": _vrq("--hold-floor"), "vrq": True, "variant": True},
     # the target latency off (the default until 215a64e, 2026-11-23)
     "vrq-target-off": {"cmd": _vrq("--target-latency-ms", "0"), "vrq": True, "variant": True},
     # frequency-aware CPU selection (--freq-threshold, off by default): what it costs per wake-up (issue 47)

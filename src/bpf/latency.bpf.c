@@ -72,15 +72,16 @@ __hidden int clock_update(u64 now)
 	}
 	clock_rate = vrq_queues_clock_rate(rr_interval_ns, target_latency_ns, round_target_ns, target_floor_ns,
 					   vrq_clock_waiters(latency_waiters, clock_waiting), clock_waiting,
-					   online_cpus());
+					   online_cpus(), hold_floor);
 	return 0;
 }
 
 /* The clock's rate for the latency waiters at this moment (clock_rate follows it on the tick). */
 static __always_inline u64 latency_waiters_rate(void)
 {
-	return vrq_clock_rate(rr_interval_ns, target_latency_ns, target_floor_ns,
-			      vrq_clock_waiters(latency_waiters, ~0ULL), online_cpus());
+	return vrq_clock_rate_reach(rr_interval_ns, target_latency_ns,
+				    vrq_latency_reach(target_latency_ns, round_target_ns, hold_floor), target_floor_ns,
+				    vrq_clock_waiters(latency_waiters, ~0ULL), online_cpus());
 }
 
 /*

@@ -16,7 +16,6 @@
 #include "vrq.bpf.h"
 
 char _license[] SEC("license") = "GPL";
-
 UEI_DEFINE(uei);
 
 /*
@@ -30,6 +29,7 @@ const volatile u64 max_round_ns = 1000ULL * VRQ_NSEC_PER_MSEC;
 const volatile u64 target_latency_ns = 2ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (BFS: rr_interval however many wait) */
 const volatile u64 round_target_ns = 12ULL * VRQ_NSEC_PER_MSEC;	/* 0: off (rounds as long as the queue makes them) */
 const volatile u64 target_floor_ns = 1000ULL * VRQ_NSEC_PER_USEC;	/* the target's shortest turn */
+const volatile bool hold_floor = false;	/* latency waiters' turns hold at the floor to the round target's reach */
 const volatile u64 short_run_ns = 6ULL * VRQ_NSEC_PER_MSEC;	/* short runners count as latency waiters (0: off) */
 const volatile bool short_run_renew = true;	/* a short runner's slice left below its average run is renewed */
 const volatile bool under_share_first = true;	/* a task waking under its CPU share goes first */

@@ -620,8 +620,15 @@ enum vrq_slice_rule {
  *     their turns only adds switches: with turns held at the floor hackbench ran slower than with
  *     BFS's turns (docs/measured.md, the target latency).
  * VRQ_RATE_ONE when @target_ns is 0 (off), nothing waits, or the floor is rr_interval or longer.
+ *
+ * vrq_clock_rate_reach() is that rule with the floor's reach set apart from the target: turns hold at
+ * @floor_ns while r * floor is within @reach_ns, and grow back only past that, by the floor's share for
+ * each one more (floor * r / (reach / floor)). With @reach_ns = @target_ns it is vrq_clock_rate(): past
+ * the rate's cap r * floor already exceeds the target, so the turn grows back at once. --hold-floor
+ * passes the round target as the latency waiters' reach (vrq_latency_reach).
  */
-static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns, u64 nr_waiters, u64 nr_cpus)
+static __always_inline u64 vrq_clock_rate_reach(u64 rr_ns, u64 target_ns, u64 reach_ns, u64 floor_ns,
+						 u64 nr_waiters, u64 nr_cpus)
 {
 	u64 runnable, rate, cap;
 
@@ -631,6 +638,8 @@ static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns
 		nr_cpus = 1;
 	if (!floor_ns)
 		floor_ns = 1;
+	if (reach_ns < target_ns)
+		reach_ns = target_ns;
 	runnable = (nr_waiters + nr_cpus - 1) / nr_cpus + 1;
 	if (runnable > VRQ_RATE_RUNNABLE_MAX)
 		runnable = VRQ_RATE_RUNNABLE_MAX;
@@ -638,10 +647,32 @@ static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns
 		return VRQ_RATE_ONE;
 	rate = runnable * (rr_ns * VRQ_RATE_ONE / target_ns);
 	cap = rr_ns * VRQ_RATE_ONE / floor_ns;
-	/* past the floor's reach: rr/floor * (target/floor) / r, at most cap (here r >= target / floor) */
+	/* past the floor's reach: rr/floor * (reach/floor) / r, at most cap (here r * floor > reach) */
 	if (rate > cap)
-		rate = cap * target_ns / (floor_ns * runnable);
+		rate = runnable * floor_ns <= reach_ns ? cap : cap * reach_ns / (floor_ns * runnable);
 	return rate < VRQ_RATE_ONE ? VRQ_RATE_ONE : rate;
+}
+
+/* The rule as described above: the floor's reach is the target's. */
+static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns, u64 nr_waiters, u64 nr_cpus)
+{
+	return vrq_clock_rate_reach(rr_ns, target_ns, target_ns, floor_ns, nr_waiters, nr_cpus);
+}
+
+/*
+ * --hold-floor: the latency waiters' reach (vrq_clock_rate_reach), the most of them per CPU whose turns
+ * hold at the floor. Without it the target latency's own, target / floor per CPU: past that, turns grow
+ * back, and a few latency waiters more per CPU -- request workers, handed their next request while
+ * preempted by the message thread they woke -- already get turns as long as a whole request, so that a
+ * worker handed one waits a round of the others' whole requests, as long as the round target allows.
+ * With it the round target's reach, round target / floor per CPU: latency waiters' turns hold at the
+ * floor until a round at the floor would pass the round target, and grow back past that as the round
+ * target's own turns do, so that hundreds of waiters (hackbench) keep the turns they had. The target
+ * latency's own when --round-target-ms is off or shorter.
+ */
+static __always_inline u64 vrq_latency_reach(u64 target_ns, u64 round_ns, int hold_floor)
+{
+	return hold_floor && round_ns > target_ns ? round_ns : target_ns;
 }
 
 /*
@@ -661,9 +692,10 @@ static __always_inline u64 vrq_clock_rate(u64 rr_ns, u64 target_ns, u64 floor_ns
  * load, and the long-queue rule (vrq_effective_slice) bounds their round instead.
  */
 static __always_inline u64 vrq_queues_clock_rate(u64 rr_ns, u64 target_ns, u64 round_ns, u64 floor_ns,
-						 u64 nr_latency_waiters, u64 nr_waiting, u64 nr_cpus)
+						 u64 nr_latency_waiters, u64 nr_waiting, u64 nr_cpus, int hold_floor)
 {
-	u64 latency = vrq_clock_rate(rr_ns, target_ns, floor_ns, nr_latency_waiters, nr_cpus);
+	u64 latency = vrq_clock_rate_reach(rr_ns, target_ns, vrq_latency_reach(target_ns, round_ns, hold_floor),
+					   floor_ns, nr_latency_waiters, nr_cpus);
 	u64 round = vrq_clock_rate(rr_ns, round_ns, floor_ns, nr_waiting, nr_cpus);
 
 	return latency > round ? latency : round;

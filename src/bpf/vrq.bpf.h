@@ -31,6 +31,7 @@ extern const volatile u64 max_round_ns;
 extern const volatile u64 target_latency_ns;
 extern const volatile u64 round_target_ns;
 extern const volatile u64 target_floor_ns;
+extern const volatile bool hold_floor;
 extern const volatile u64 short_run_ns;
 extern const volatile bool short_run_renew;
 extern const volatile bool under_share_first;
