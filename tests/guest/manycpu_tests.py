@@ -30,8 +30,8 @@ import signal
 import time
 
 from scheduler_tests import VERIFIED_INSNS_BUDGET, verified_insns
-from vrqtest import (Results, Stats, cpu_times, dmesg_len, ejections, loaded, log, nr_cpus, nr_migrations, scx_exits,
-                     set_cpu_online, start_hog, stop_all, wait_started)
+from vrqtest import (Results, Stats, cpu_jiffies, cpu_times, dmesg_len, ejections, loaded, log, nr_cpus,
+                     nr_migrations, scx_exits, set_cpu_online, start_hog, stop_all, wait_started)
 
 # Each hog's CPU time over the window within this fraction of the hogs' mean (both ways). Measured on
 # the instruction clock: an emulated vCPU waiting for its turn on the host thread is no one's CPU time.
@@ -178,18 +178,6 @@ def shares_figure(label, times, where, c, l, secs):
             f"{lo:.3f}, max/mean {hi:.3f}, mean share {share:.3f} (fair "
             f"{nr_cpus() / len(times):.3f}); migrations {c['hog_migrations'] / len(times) / secs:.1f} per hog per s; "
             f"hogs per LLC at the end {[sum(1 for cpu in where if cpu in x) for x in l]}")
-
-
-def cpu_jiffies():
-    """{cpu: (busy, total)} jiffies from /proc/stat, for the CPUs on line."""
-    out = {}
-    with open("/proc/stat") as f:
-        for line in f:
-            name, *vals = line.split()
-            if name.startswith("cpu") and name != "cpu":
-                v = [int(x) for x in vals[:8]]
-                out[int(name[3:])] = (sum(v) - v[3] - v[4], sum(v))
-    return out
 
 
 def busy_and_stalled(pids, secs):

@@ -23,9 +23,9 @@ import sys
 import threading
 import time
 
-from vrqtest import (Results, Stats, ci_stress_cmd, cpu_times, dmesg_len, inject_cap, inject_perf, loaded, log,
+from vrqtest import (Results, Stats, ci_stress_cmd, cpu_jiffies, cpu_times, dmesg_len, inject_cap, inject_perf, loaded, log,
                      migrations_and_shares, nr_cpus, scx_exits, set_cpu_online, stalled_tasks, start_hog, stop_all,
-                     wait_for, wait_started)
+                     thread_stats, wait_for, wait_started)
 
 WAKES = 20
 # Long enough that, even under single-threaded TCG (vCPUs take turns on one host thread), the task
@@ -58,23 +58,9 @@ def cpu_idle_ticks():
 
 def task_cpu_times():
     """{(pid, tid): (comm, last CPU, utime + stime in ticks)} of every thread."""
-    out = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                    head, _, rest = f.read().rpartition(")")
-            except OSError:
-                continue
-            fields = rest.split()
-            out[(pid, tid)] = (head.partition("(")[2], int(fields[36]), int(fields[11]) + int(fields[12]))
-    return out
+    return {(pid, tid): (comm, int(f[36]), int(f[11]) + int(f[12]))
+            for pid in os.listdir("/proc") if pid.isdigit()
+            for tid, (comm, f) in thread_stats(pid).items()}
 
 
 def busiest(before, after, n=5):
@@ -610,18 +596,6 @@ def test_modes_under_stress(r, secs=15):
                      f"steal={c.get('dispatch_steal')} fail={c.get('steal_fail')} peeks={c.get('peeks')} "
                      f"sel prev/smt/llc/node/any={c.get('sel_prev')}/{c.get('sel_smt')}/{c.get('sel_llc')}/"
                      f"{c.get('sel_node')}/{c.get('sel_any')} rebase={c.get('niffies_rebase')}")
-
-
-def cpu_jiffies():
-    """{cpu: (busy, total)} jiffies from /proc/stat, for the CPUs on line."""
-    out = {}
-    with open("/proc/stat") as f:
-        for line in f:
-            name, *vals = line.split()
-            if name.startswith("cpu") and name != "cpu":
-                v = [int(x) for x in vals[:8]]
-                out[int(name[3:])] = (sum(v) - v[3] - v[4], sum(v))
-    return out
 
 
 def busy_fractions(secs):

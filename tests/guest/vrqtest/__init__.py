@@ -10,7 +10,8 @@ importing the package needs neither (the host-side checks use Results).
                as stats`), stats_ready, run_cli and refusals, flag_default, predicted_shares; how
                long a load may take (load_bound: relative to the first load of this boot)
     kernel     scx_state, scx_ops, kernel_hz, kernel log problems, scheduler exits and ejections, hotplug
-    load       CPU hogs, the sched_ext CI stress (ci_stress_cmd), CPU time, stalled tasks, performance
+    load       CPU hogs, the sched_ext CI stress (ci_stress_cmd), CPU time, stalled tasks, busy jiffies
+               per CPU (cpu_jiffies), a process's threads' /proc stat (thread_stats), performance
                levels (inject_perf), capacities (inject_cap)
     checks     Results
     bpfmap     the bpf() calls the guest has no bpftool for: BpfMap, prog_name
@@ -34,8 +35,8 @@ from .env import OUT, POLICY_SIM, REPO, SCX_VRQ, log, nr_cpus, wait_for
 from .kernel import (ASKED_EXIT_REASONS, BPF_RESTART_REASON, KERNEL_RESTART_REASON, SCX_SYSFS, dmesg_len, ejections,
                      exits_logged, hotpluggable_cpu, kernel_hz, kernel_log_problems, scx_exits, scx_ops, scx_state,
                      set_cpu_online)
-from .load import (CAP_BIG, CAP_LITTLE, HOG, PERF_FULL, PERF_SCALED, ci_stress_cmd, cpu_times, inject_cap, inject_perf, kill_groups,
+from .load import (CAP_BIG, CAP_LITTLE, HOG, PERF_FULL, PERF_SCALED, ci_stress_cmd, cpu_jiffies, cpu_times, inject_cap, inject_perf, kill_groups,
                    migrations_and_shares, nr_migrations, probe_fields, runtime_ns, stalled_tasks, start_hog, stop_all,
-                   wait_started)
+                   thread_stats, wait_started)
 from .scheduler import (STATS_SOCK, Scheduler, Stats, as_user, flag_default, load_bound, load_reference, loaded,
                         one_clear_line, predicted_shares, run_cli, stats_ready)

@@ -113,6 +113,37 @@ def cpu_times(pids):
     return out
 
 
+def cpu_jiffies():
+    """{cpu: (busy, total)} jiffies from /proc/stat, for the CPUs on line."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *vals = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                v = [int(x) for x in vals[:8]]
+                out[int(name[3:])] = (sum(v) - v[3] - v[4], sum(v))
+    return out
+
+
+def thread_stats(pid):
+    """{tid: (comm, the fields of /proc/PID/task/TID/stat after the comm)} of `pid`'s threads; {} once it is
+    gone (a thread that ends meanwhile is left out). fields[0] is the state, fields[11] + fields[12] the
+    CPU time in ticks, fields[36] the CPU it last ran on."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                head, _, rest = f.read().rpartition(")")
+        except OSError:
+            continue
+        out[tid] = (head.partition("(")[2], rest.split())
+    return out
+
+
 def stalled_tasks(pids, secs):
     """The pids (CPU-bound tasks) that got no CPU time at all over the next `secs` seconds: runnable
     but unscheduled."""

@@ -14,6 +14,7 @@ import time
 
 from .env import OUT, POLICY_SIM, SCX_VRQ, nr_cpus, wait_for
 from .kernel import kernel_hz, scx_ops, scx_state
+from .load import thread_stats
 
 STATS_SOCK = "/var/run/scx/root/stats"
 
@@ -180,18 +181,7 @@ class Stats:
         pid = struct.unpack("3i", cred)[0]
 
         def runnable():
-            try:
-                tids = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                return False
-            for tid in tids:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                        if f.read().rpartition(")")[2].split()[0] == "R":
-                            return True
-                except OSError:
-                    pass
-            return False
+            return any(fields[0] == "R" for _, fields in thread_stats(pid).values())
 
         end, calm = time.monotonic() + timeout, 0
         while time.monotonic() < end and calm < 3:
