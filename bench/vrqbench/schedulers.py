@@ -85,12 +85,6 @@ SCHEDULERS = {
     # a shorter turn (--rr-interval-ms 3, half the default): at 10 ms x 4 workers per CPU a request's longest
     # wait for a CPU was a round of the others' 6 ms turns (issue 29's request tail; traced 2026-11-27)
     "vrq-rr-3": {"cmd": _vrq("--rr-interval-ms", "3"), "vrq": True, "variant": True},
-    # candidates for the modes users know (issue 50, item 2): a server's longer turns with sticky tasks, and a
-    # desktop's shorter turns with a tighter target latency
-    "vrq-sticky-rr12": {"cmd": _vrq("--sticky", "--rr-interval-ms", "12", "--round-target-ms", "24"), "vrq": True,
-                        "variant": True},
-    "vrq-rr-3-target-1ms": {"cmd": _vrq("--rr-interval-ms", "3", "--target-latency-ms", "1", "--target-floor-us",
-                                        "500"), "vrq": True, "variant": True},
     # a bound on the round instead (--max-round-ms): turns keep rr_interval until a round of the queued tasks
     # per CPU would last longer than this, then shrink to fit it -- 4 workers per CPU get ~4 ms (12) or ~3.3 ms
     # (10), while 1-2 waiting per CPU (a build's compilers) keep 6 ms (issue 45's grain)
