@@ -286,4 +286,38 @@ static __always_inline void count_sticky_passed(const struct best_head *best, u6
 		stat_inc(VRQ_STAT_STICKY_PASSED);
 }
 
+/*
+ * Does this callback run in the current task's own context -- did the task itself, in a system call
+ * or as a kernel thread, call into the scheduler, rather than an interrupt that came while it ran? The
+ * running task's hand-off rules (a waker its wakee preempts, a vfork's end) hold only for the former:
+ * an interrupt runs in whatever task it interrupted, which woke nobody.
+ *
+ * Told apart by where the callback runs, not by the preempt count's interrupt bits (bpf_in_task()): as
+ * BPF reads them they are not the interrupt's on every kernel -- a timer's wake-up in hard interrupt
+ * context has read as task context there every time. The task's own context runs on its kernel stack,
+ * below the register frame its entry saved at the stack's top (bpf_task_pt_regs). An interrupt that
+ * came in kernel mode runs on the CPU's interrupt stack instead: outside that range. One that came in
+ * user mode may run on the task's stack (x86-64 switches stacks only from kernel mode), but then the
+ * saved frame is the interrupt's, which is no system call's (orig_ax -1). A kernel thread's frame is
+ * zeroed: its own context. The two addresses are copied out as numbers with one read: the verifier
+ * allows no arithmetic on the stack pointer.
+ */
+static __always_inline bool in_own_context(void)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	u64 base = (u64)cur->stack, addr[2] = {};
+	void *ptrs[2] = { &addr, regs };
+
+	if (!regs || bpf_probe_read_kernel(addr, sizeof(addr), ptrs))
+		return false;
+	if (addr[0] < base || addr[0] >= addr[1])
+		return false;
+#if defined(bpf_target_x86)
+	return regs->orig_ax != -1;
+#else
+	return true;
+#endif
+}
+
 #endif /* __VRQ_HELPERS_BPF_H */

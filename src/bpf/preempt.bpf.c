@@ -73,14 +73,15 @@ static __always_inline bool preempts_local(struct task_struct *p, u64 priodl, s3
 
 /*
  * A local preemption, by a kick or directly. The run it ends was ended by its wakee (short runners, and
- * --handoff-slice) only when the wake-up ran in the task's own context: a wake-up from
- * an interrupt on this CPU (a timer's kworker, kdamond, kcompactd) runs in whatever task it interrupted,
- * which woke nobody. Counted as its hand-off, a CPU hog's run "ended" just into its turn and
- * --short-run-renew renewed its deadline: it waited a whole further round.
+ * --handoff-slice) only when the wake-up ran in the task's own context (in_own_context): a wake-up from
+ * an interrupt on this CPU (a sleeper's timer, a timer's kworker, kdamond, kcompactd) runs in whatever
+ * task it interrupted, which woke nobody. Counted as its hand-off, a CPU hog's run "ended" just into its
+ * turn: it counted as a short runner, a latency waiter that shortened every turn, and --short-run-renew
+ * renewed its deadline, so that it waited a whole further round.
  */
 static __always_inline void count_local_preemption(struct cpu_ctx *local_ctx)
 {
-	if (bpf_in_task())
+	if (in_own_context())
 		local_ctx->waker_preempted = 1;
 	stat_inc(VRQ_STAT_PREEMPT_LOCAL);
 }

@@ -11,16 +11,17 @@
 /*
  * Is @p's wake-up the end of a vfork: the waker, @p's child, in execve and waking @p from its own context
  * (the exec's release of the parent's memory)? Not a wake-up from an interrupt that came while a task
- * was in execve: a timer's wake-up of a frame thread there was taken for one and preempted nobody, and
- * the thread waited for the exec (a frame loop beside a fork storm, traced). select_cpu's first step
- * (wake_sync, with the vfork hand-off).
+ * was in execve (in_own_context): a timer's wake-up of a frame thread there was taken for one and
+ * preempted nobody, and the thread waited for the exec (a frame loop beside a fork storm, traced).
+ * select_cpu's first step (wake_sync, with the vfork hand-off).
  */
 __hidden bool parent_woken_by_exec(struct task_struct *p __task)
 {
 	struct task_struct *waker = bpf_get_current_task_btf();
 
-	return bpf_in_task() && BPF_CORE_READ_BITFIELD(waker, in_execve) &&
-	       BPF_CORE_READ(waker, real_parent) == p;
+	/* the cheap tests first: this runs at every wake-up */
+	return BPF_CORE_READ_BITFIELD(waker, in_execve) && BPF_CORE_READ(waker, real_parent) == p &&
+	       in_own_context();
 }
 
 static bool cpu_idle_now(s32 cpu)

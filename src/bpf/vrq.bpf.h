@@ -19,7 +19,6 @@
 #define __VRQ_BPF_H
 
 #include <scx/common.bpf.h>
-#include <bpf_experimental.h>	/* bpf_in_task() */
 #include "intf.h"
 #include "policy.h"
 
