@@ -416,6 +416,17 @@ fn preflight() -> Result<()> {
             kernel_release()
         )
     })?;
+    // libbpf reads the kernel's build configuration at load for the BPF side's CONFIG_HZ (cgroup.bpf.c),
+    // from where it looks: without either file the load fails with a bare "Invalid argument".
+    let release = kernel_release();
+    let configs = [format!("/boot/config-{release}"), "/proc/config.gz".to_string()];
+    if !configs.iter().any(|c| std::path::Path::new(c).exists()) {
+        bail!(
+            "the kernel's build configuration is not readable ({} or {}; the BPF loader needs it): install it with the kernel, or load the configs module for /proc/config.gz",
+            configs[0],
+            configs[1]
+        );
+    }
     let state = state.trim();
     if state != "disabled" {
         let ops = std::fs::read_to_string(format!("{SCX_SYSFS}/root/ops")).unwrap_or_default();

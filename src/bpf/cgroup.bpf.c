@@ -49,7 +49,8 @@ static u64 vtime_max;
 /* cgroups with a node now, for the statistics (`cgroups`, read by the loader) */
 s64 nr_cgroups;
 
-/* The kernel's tick (CONFIG_HZ, read by libbpf from the kernel's config at load; 250 if absent). */
+/* The kernel's tick (CONFIG_HZ, read by libbpf from the kernel's config at load: the loader's preflight
+ * checks that config is there; 250 if it lacks the option). */
 extern int CONFIG_HZ __kconfig __weak;
 
 static __always_inline u64 tick_ns(void)
