@@ -28,6 +28,8 @@ import statistics
 import threading
 import time
 
+from vrqtest import thread_stats
+
 # A window of guest time. It must hold several turns of every worker at BFS's 6 ms slice: with 4 workers
 # per CPU a worker runs a quarter of each window, about ten slices in 250 ms (four in 100 ms, where one
 # slice more or less is a quarter of the figure). bench/README.md ("Service") says why.
@@ -103,19 +105,7 @@ def read_schedstat(fd):
 
 def find_threads(pid, name):
     """The TIDs of process pid's threads called `name` (their comm), sorted."""
-    tids = []
-    try:
-        entries = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return tids
-    for tid in entries:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() == name:
-                    tids.append(int(tid))
-        except OSError:
-            continue
-    return sorted(tids)
+    return sorted(int(tid) for tid, (comm, _) in thread_stats(pid).items() if comm == name)
 
 
 class Sampler:

@@ -894,13 +894,20 @@ TIMER_SLEEPER_POINTS = ((2, 1000), (2, 4000), (4, 250))  # (hogs, period in us)
 TIMER_SLEEPER_SLACK_US = 10
 
 
+def staged_copy(path):
+    """A copy of the program at `path` in guest RAM (/run), made once: run from there, it reads nothing from the
+    host inside a measured window, which would move the instruction clock."""
+    staged = f"/run/vrq-{os.path.basename(path)}"
+    if not os.path.exists(staged):
+        shutil.copy(path, staged)
+    return staged
+
+
 def cyclictest_pinned(cpu, period_us, secs):
     """cyclictest (rt-tests) at SCHED_OTHER, one thread pinned to `cpu`: {samples, p50, p99} in us late,
     from its histogram; {} if it printed none. Staged in guest RAM first: a read from the host inside the
     window would move the instruction clock."""
-    staged = "/run/vrq-cyclictest"
-    if not os.path.exists(staged):
-        shutil.copy(shutil.which("cyclictest"), staged)
+    staged = staged_copy(shutil.which("cyclictest"))
     # -p 0 before --policy=other: -p 0 alone, or after it, runs the measuring thread at SCHED_FIFO 2
     out = subprocess.run(["taskset", "-c", str(cpu), staged, "-p", "0", "--policy=other", "-t1", "-i", str(period_us),
                           "-D", str(secs),
@@ -927,9 +934,7 @@ def cyclictest_pinned(cpu, period_us, secs):
 def sleeper_pinned(cpu, period_us, secs):
     """The project's periodic sleeper (bench/src/sleeper.c, timer source) pinned to `cpu`: {samples, p50,
     p99} in us late; {} if it printed none. Staged in guest RAM first, as cyclictest_pinned is."""
-    staged = "/run/vrq-sleeper"
-    if not os.path.exists(staged):
-        shutil.copy(os.path.join(REPO, "target", "bench", "sleeper"), staged)
+    staged = staged_copy(os.path.join(REPO, "target", "bench", "sleeper"))
     out = subprocess.run(["taskset", "-c", str(cpu), staged, str(secs), str(period_us), "0", "timer"],
                          capture_output=True, text=True, timeout=secs * 30 + 60).stdout
     fields = dict(f.split("=", 1) for f in out.split() if "=" in f)
