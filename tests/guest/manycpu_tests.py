@@ -54,8 +54,9 @@ SPREAD_MARGIN = 0.10
 EXTRA_HOGS = 5
 # The nice case's second level (beside nice 0; --nice-level). At nice 2 the deadline model's ratio is
 # the same whether the CPUs of one queue see their ticks together or apart (at some levels, e.g. 3 and
-# 4, the one-CPU model's whole turns and a shared queue's staggered ticks part by 15%), and the lower
-# level's share is large enough that a few turns more or less do not make its spread.
+# 4, the one-CPU model's whole turns and a shared queue's staggered ticks part by more than the
+# tolerance: docs/results/2026-11-29-nice-shares), and the lower level's share is large enough that a
+# few turns more or less do not make its spread.
 NICE_LEVEL = 2
 # The kernel's sched_prio_to_weight for nice 0..19: EEVDF's shares between always-runnable tasks on
 # one CPU go by these weights, its model as policy-sim is scx_vrq's.
