@@ -21,7 +21,12 @@ typedef signed long long s64;
 #endif
 
 enum vrq_consts {
-	VRQ_MAX_CPUS		= 256,	/* CPUs the scheduler handles (ids above are refused at load) */
+	/*
+	 * CPU ids the scheduler handles (a machine with a higher id is refused at load). A power of two
+	 * (CPU_IDX). Every loop over CPUs or queues is bounded by the machine's own count (bpf_for), so the
+	 * verifier's walk does not grow with it; what grows is the per-CPU arrays' memory.
+	 */
+	VRQ_MAX_CPUS		= 1024,
 	VRQ_MAX_QUEUES		= VRQ_MAX_CPUS,	/* one queue per CPU at most (--queue cpu) */
 	VRQ_NSEC_PER_USEC	= 1000,
 	VRQ_NSEC_PER_MSEC	= 1000000,
