@@ -137,8 +137,8 @@ enum vrq_stat {
 	VRQ_STAT_SHORT_RUN_RENEW,	/* short runners' runs ended with less slice than their average run: renewed */
 	VRQ_STAT_TURN_OVER_DISPATCH,	/* a turn over when its task competed again in dispatch: renewed there */
 	VRQ_STAT_UNDER_SHARE,		/* woken under its CPU share: placed first (--under-share-first) */
-	VRQ_STAT_PREEMPT_DIRECT,	/* a local preemption without a kick: the woken task inserted on this CPU
-					 * with SCX_ENQ_PREEMPT */
+	VRQ_STAT_PREEMPT_DIRECT,	/* a wake-up preemption without a kick: the woken task inserted on its own
+					 * CPU with SCX_ENQ_PREEMPT (preempt_local_direct) */
 	VRQ_STAT_CPU_ONLINE,		/* CPUs that came on line while loaded (no restart) */
 	VRQ_STAT_CPU_OFFLINE,		/* CPUs that went off line while loaded (no restart) */
 	/* cgroup weights (--group-accounting cgroup) */
