@@ -239,7 +239,8 @@ pub struct Opts {
     /// Preempt locally (true or false): a waking task that may preempt does so on the CPU handling its
     /// wake-up when it beats the task running there too, instead of on the CPU running the latest
     /// deadline (BFS): the CPU reschedules at once instead of after an IPI. When the task would head
-    /// its queue it goes straight onto this CPU, which reschedules in the wake-up's own path.
+    /// its queue it goes straight onto this CPU, which reschedules in the wake-up's own path; so does
+    /// a task that may run on one CPU only, onto that CPU, when it preempts there or the CPU is idle.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = LATENCY)]
     pub preempt_local: bool,
 

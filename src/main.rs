@@ -446,6 +446,17 @@ fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The BPF side keeps its per-CPU state in arrays of MAX_CPUS entries: a machine with a CPU id at or
+/// above it is refused in one line rather than scheduled in part.
+fn refuse_unsupported_cpus(ids: impl Iterator<Item = usize>) -> Result<()> {
+    match ids.max() {
+        Some(id) if id >= MAX_CPUS => {
+            bail!("this machine has CPU {}; scx_vrq supports CPU ids 0-{}", id, MAX_CPUS - 1)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Dense topology ids per CPU (core, LLC, package, node), as enum vrq_distance needs them.
 fn cpu_topology(topo: &Topology) -> Result<Vec<(usize, bpf_intf::vrq_cpu_topo)>> {
     fn dense(map: &mut BTreeMap<(usize, usize), u32>, key: (usize, usize)) -> u32 {
@@ -454,11 +465,9 @@ fn cpu_topology(topo: &Topology) -> Result<Vec<(usize, bpf_intf::vrq_cpu_topo)>>
     }
     let (mut cores, mut llcs, mut pkgs, mut nodes) =
         (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    refuse_unsupported_cpus(topo.all_cpus.values().map(|cpu| cpu.id))?;
     let mut out = Vec::new();
     for cpu in topo.all_cpus.values() {
-        if cpu.id >= MAX_CPUS {
-            bail!("CPU {} is beyond the {} CPUs scx_vrq supports", cpu.id, MAX_CPUS);
-        }
         out.push((
             cpu.id,
             bpf_intf::vrq_cpu_topo {
@@ -1339,6 +1348,15 @@ mod tests {
             assert_eq!(pick(m, mounts, "cpu"), m);
         }
         assert_eq!(parse(&[]).unwrap().group_accounting, GroupMode::Auto, "the default");
+    }
+
+    #[test]
+    fn cpu_ids_past_the_bpf_arrays_are_refused() {
+        assert!(refuse_unsupported_cpus(0..MAX_CPUS).is_ok());
+        assert!(refuse_unsupported_cpus([3, 0, 7].into_iter()).is_ok());
+        let err = refuse_unsupported_cpus([0, MAX_CPUS].into_iter()).unwrap_err().to_string();
+        assert!(err.contains(&format!("CPU {MAX_CPUS}")) && err.contains(&format!("0-{}", MAX_CPUS - 1)), "{err}");
+        assert!(refuse_unsupported_cpus(std::iter::empty()).is_ok());
     }
 
     #[test]

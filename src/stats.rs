@@ -110,7 +110,7 @@ macro_rules! vrq_metrics {
 vrq_metrics! {
     "dsp" => {
         dispatch_local = vrq_stat_VRQ_STAT_DISPATCH_LOCAL, "local": "Tasks dispatched from the CPU's own queue",
-        direct_idle = vrq_stat_VRQ_STAT_DIRECT_IDLE, "direct": "Woken tasks handed straight to the idle CPU chosen for them",
+        direct_idle = vrq_stat_VRQ_STAT_DIRECT_IDLE, "direct": "Woken tasks handed straight to the idle CPU chosen for them (by select_cpu; by enqueue when it is the CPU handling the wake-up or the only one the task may run on, --preempt-local)",
         dispatch_steal = vrq_stat_VRQ_STAT_DISPATCH_STEAL, "steal": "Tasks taken from another queue after a lockless peek",
         steal_fail = vrq_stat_VRQ_STAT_STEAL_FAIL, "fail": "Peeked tasks gone or unmovable when taken",
         peeks = vrq_stat_VRQ_STAT_PEEK, "peek": "Lockless reads of other queues' heads",
@@ -136,7 +136,7 @@ vrq_metrics! {
     },
     "preempt" => {
         preempt_kicks = vrq_stat_VRQ_STAT_PREEMPT_KICK, "kick": "Wake-up preemptions by a kick (SCX_KICK_PREEMPT): of the CPU running the latest priodl (BFS), or of the CPU handling the wake-up (--preempt-local); the direct ones are not kicks",
-        preempt_direct = vrq_stat_VRQ_STAT_PREEMPT_DIRECT, "direct": "Wake-up preemptions without a kick (local, --preempt-local): the woken task put straight on this CPU with SCX_ENQ_PREEMPT, as it would head its queue, so the CPU reschedules in the wake-up's own path. All wake-up preemptions: preempt_kicks + preempt_direct",
+        preempt_direct = vrq_stat_VRQ_STAT_PREEMPT_DIRECT, "direct": "Wake-up preemptions without a kick (--preempt-local): the woken task put straight on the CPU handling its wake-up, or on the only CPU it may run on, with SCX_ENQ_PREEMPT, as it would head its queue, so that CPU reschedules in the wake-up's own path. All wake-up preemptions: preempt_kicks + preempt_direct",
         preempt_local = vrq_stat_VRQ_STAT_PREEMPT_LOCAL, "local": "Wake-up preemptions of the CPU handling the wake-up (--preempt-local), by a kick or directly",
         no_preempt = vrq_stat_VRQ_STAT_NO_PREEMPT, "nopreempt": "Wake-ups that may not preempt (SCHED_BATCH, sync)",
         idle_kicks = vrq_stat_VRQ_STAT_IDLE_KICK, "idlekick": "Idle CPUs woken for a queued task",

@@ -21,7 +21,12 @@ typedef signed long long s64;
 #endif
 
 enum vrq_consts {
-	VRQ_MAX_CPUS		= 256,	/* CPUs the scheduler handles (ids above are refused at load) */
+	/*
+	 * CPU ids the scheduler handles (a machine with a higher id is refused at load). A power of two
+	 * (CPU_IDX). Every loop over CPUs or queues is bounded by the machine's own count (bpf_for), so the
+	 * verifier's walk does not grow with it; what grows is the per-CPU arrays' memory.
+	 */
+	VRQ_MAX_CPUS		= 1024,
 	VRQ_MAX_QUEUES		= VRQ_MAX_CPUS,	/* one queue per CPU at most (--queue cpu) */
 	VRQ_NSEC_PER_USEC	= 1000,
 	VRQ_NSEC_PER_MSEC	= 1000000,
@@ -132,8 +137,8 @@ enum vrq_stat {
 	VRQ_STAT_SHORT_RUN_RENEW,	/* short runners' runs ended with less slice than their average run: renewed */
 	VRQ_STAT_TURN_OVER_DISPATCH,	/* a turn over when its task competed again in dispatch: renewed there */
 	VRQ_STAT_UNDER_SHARE,		/* woken under its CPU share: placed first (--under-share-first) */
-	VRQ_STAT_PREEMPT_DIRECT,	/* a local preemption without a kick: the woken task inserted on this CPU
-					 * with SCX_ENQ_PREEMPT */
+	VRQ_STAT_PREEMPT_DIRECT,	/* a wake-up preemption without a kick: the woken task inserted on its own
+					 * CPU with SCX_ENQ_PREEMPT (preempt_local_direct) */
 	VRQ_STAT_CPU_ONLINE,		/* CPUs that came on line while loaded (no restart) */
 	VRQ_STAT_CPU_OFFLINE,		/* CPUs that went off line while loaded (no restart) */
 	/* cgroup weights (--group-accounting cgroup) */

@@ -130,38 +130,54 @@ static void preempt_for_wakeup(struct task_struct *p, u64 priodl, bool sync_wake
 }
 
 /*
- * --preempt-local, the direct form (enqueue, before queueing): @p woke on this CPU, may preempt (not
- * SCHED_BATCH, not a sync wake-up), its priodl is earlier than the task running here
- * (vrq_preempt_local) and no earlier than the head of its queue -- so the kick of preempt_for_wakeup
- * would make this CPU's dispatch take @p itself. It goes straight onto this CPU's local DSQ with
- * SCX_ENQ_PREEMPT instead: the kernel ends the running task's slice and reschedules in this same
- * path, where a kick (scx_bpf_kick_cpu) is bounced through an irq_work -- a second interrupt -- and
- * the queue's dispatch follows. A task delayed-migration placed here is left to hold_for_delay. Only
- * its own queue's head is read (--queue cpu: another queue's earlier head waits for the next
- * dispatch here or on its own CPUs). True: inserted, nothing more to do.
+ * --preempt-local, the direct form (enqueue, before queueing). enqueue holds the run queue of @p's own
+ * CPU (scx_bpf_task_cpu), and a task inserted on SCX_DSQ_LOCAL here goes onto that CPU's local DSQ; the
+ * kernel then reschedules that CPU itself -- an idle one because a task above the idle class came onto
+ * it, a busy one for SCX_ENQ_PREEMPT -- in this same path, where a kick (scx_bpf_kick_cpu) is bounced
+ * through an irq_work, a second interrupt, and the CPU's dispatch then reads the queue heads only to
+ * take @p. So @p goes straight there when that CPU is the one the kick would go to:
+ * - it is the CPU handling the wake-up (a timer's or device's interrupt there, a waker there), or the
+ *   only CPU @p may run on (select_cpu is not called for such a task; BFS's try_preempt has no other
+ *   CPU to weigh);
+ * - it is idle (claimed here), or @p may preempt (vrq_may_preempt) the task running there: on the CPU
+ *   handling the wake-up by vrq_preempt_local, elsewhere by BFS's vrq_should_preempt;
+ * - @p would head its queue, so that the kick's dispatch would take @p itself. Only its own queue's
+ *   head is read (--queue cpu: another queue's earlier head waits for the next dispatch there).
+ * Not a task delayed migration placed (hold_for_delay), nor while a higher class holds the CPU (it runs
+ * nothing of its local DSQ until it comes back). True: inserted, nothing more to do.
  */
 __hidden bool preempt_local_direct(struct task_struct *p __task, struct task_ctx *tctx __tctx, u64 priodl,
 				   bool sync_wakeup, u64 enq_flags)
 {
-	/* the CPU and queue enqueue has @p on (a global function takes five arguments at most) */
 	s32 cpu = scx_bpf_task_cpu(p);
-	u32 q = queue_of_cpu(cpu);
-	struct cpu_ctx *local_ctx;
+	bool waking_cpu = cpu == bpf_get_smp_processor_id();
+	struct cpu_ctx *cctx;
 	struct task_struct *head;
+	bool idle;
 
-	if (!preempt_local || cpu != bpf_get_smp_processor_id() || tctx->delay.scaled_cpu >= 0 ||
-	    !vrq_may_preempt(p->policy, sync_wakeup))
+	if (!preempt_local || (!waking_cpu && p->nr_cpus_allowed != 1) || tctx->delay.scaled_cpu >= 0 ||
+	    !cpu_is_online[CPU_IDX(cpu)] || !(cctx = cpu_ctx_of(cpu)) || cctx->released)
 		return false;
-	local_ctx = cpu_ctx_of(cpu);
-	/* a CPU a higher class holds runs nothing of its local DSQ until it comes back */
-	if (!preempts_local(p, priodl, cpu, local_ctx) || local_ctx->released)
+	/* an idle CPU runs nothing: its running_priodl is 0; the claim below confirms it */
+	idle = !cctx->running_priodl;
+	if (!idle && (!vrq_may_preempt(p->policy, sync_wakeup) ||
+		      (waking_cpu ? !preempts_local(p, priodl, cpu, cctx)
+				  : !vrq_should_preempt(priodl, cctx->running_priodl))))
 		return false;
-	head = __COMPAT_scx_bpf_dsq_peek(q);
+	head = __COMPAT_scx_bpf_dsq_peek(queue_of_cpu(cpu));
 	if (head && head->scx.dsq_vtime < priodl)
 		return false;
-	note_preemptor(p, local_ctx);
+	if (idle) {
+		if (!scx_bpf_test_and_clear_cpu_idle(cpu))
+			return false;	/* not idle after all: the kick's path decides */
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags);
+		stat_inc(VRQ_STAT_DIRECT_IDLE);
+		return true;
+	}
+	note_preemptor(p, cctx);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->time_slice, enq_flags | SCX_ENQ_PREEMPT);
-	count_local_preemption(local_ctx);
+	if (waking_cpu)
+		count_local_preemption(cctx);
 	stat_inc(VRQ_STAT_PREEMPT_DIRECT);
 	return true;
 }
